@@ -1,0 +1,56 @@
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
+import { formatPublicError } from '../../subgraphs/kernel/graphql-errors.js';
+import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
+import { composeSupergraph } from './compose.js';
+import { LocalSubgraphSource } from './local-source.js';
+import { InternalRemoteSource } from './remote-source.js';
+
+/** A GraphQL result as the REST facade reads it. */
+export interface ExecutionResult {
+  data?: Record<string, any> | null;
+  errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }>;
+}
+
+/** Runs a fixed operation with variables through the gateway on behalf of a caller. */
+export type Executor = (ctx: RequestContext, query: string, variables?: Record<string, unknown>) => Promise<ExecutionResult>;
+
+export interface Graph {
+  server: ApolloServer<RequestContext>;
+  execute: Executor;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the gateway: subgraphs in this process by default, or over HTTP when `subgraphUrls` names them
+ * (every subgraph must then be named).
+ */
+export async function createGraph(app: AppDeps): Promise<Graph> {
+  const remote = app.config.subgraphUrls;
+  if (remote) {
+    const missing = SUBGRAPH_NAMES.filter((n) => !remote[n]);
+    if (missing.length) throw new Error(`SUBGRAPH_URLS lacks: ${missing.join(', ')}`);
+  }
+  const gateway = new ApolloGateway({
+    supergraphSdl: composeSupergraph(),
+    buildService: ({ name }) =>
+      remote
+        ? new InternalRemoteSource(remote[name]!, app.config.internalSecret!)
+        : new LocalSubgraphSource(buildSubgraph(name as SubgraphName)),
+  });
+  const server = new ApolloServer<RequestContext>({
+    gateway,
+    formatError: (formatted) => formatPublicError(formatted),
+    includeStacktraceInErrorResponses: false,
+    introspection: true,
+    logger: app.log,
+  });
+  await server.start();
+  const execute: Executor = async (ctx, query, variables) => {
+    const response = await server.executeOperation({ query, variables }, { contextValue: ctx });
+    if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by the REST facade');
+    return response.body.singleResult as ExecutionResult;
+  };
+  return { server, execute, stop: () => server.stop() };
+}

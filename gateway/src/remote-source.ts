@@ -1,0 +1,19 @@
+import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { RequestContext } from '../../subgraphs/kernel/index.js';
+
+export const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
+export const CALLER_HEADER = 'x-svc-caller';
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Calls a subgraph over HTTP, passing the caller and proving with the shared secret that it is the gateway. */
+export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext> {
+  constructor(url: string, private readonly secret: string) {
+    super({ url });
+  }
+
+  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>): void {
+    request.http?.headers.set(INTERNAL_SECRET_HEADER, this.secret);
+    request.http?.headers.set(REQUEST_ID_HEADER, context.requestId ?? '');
+    if (context.caller) request.http?.headers.set(CALLER_HEADER, JSON.stringify(context.caller));
+  }
+}

@@ -1,0 +1,52 @@
+import { expressMiddleware } from '@as-integrations/express5';
+import cookieParser from 'cookie-parser';
+import express, { type Express } from 'express';
+import type { Graph } from '../../gateway/src/graph.js';
+import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { flatErrors, applicationRouter } from './application/router.js';
+import { sessionAuth } from './auth.js';
+import { HttpError } from './errors.js';
+import { contextOf, requestLogging } from './http.js';
+import { resourceRouter } from './resource/router.js';
+
+const RESOURCE_PATH = /^\/(auth|communities)(\/|$)/;
+
+/**
+ * The one HTTP app: health checks, `/graphql` (gateway), the resource API and the Application REST routes,
+ * each surface with its own error envelope.
+ */
+export function createHttpApp(app: AppDeps, graph: Graph): Express {
+  const http = express();
+  http.disable('x-powered-by');
+  http.set('trust proxy', false);
+  http.set('query parser', 'simple');
+  http.use(requestLogging(app.log));
+  http.use(cookieParser());
+
+  http.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  http.get('/readyz', async (_req, res) => {
+    try {
+      await app.database.ping();
+      res.json({ status: 'ready' });
+    } catch {
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+
+  const resource = resourceRouter(app, graph.execute);
+  http.use('/v1', (req, res, next) => (RESOURCE_PATH.test(req.path) ? resource(req, res, next) : next()));
+
+  http.use(
+    '/graphql',
+    express.json({ limit: app.config.bodyLimitBytes }),
+    sessionAuth(app),
+    expressMiddleware(graph.server, { context: async ({ req }) => contextOf(app, req) }),
+  );
+
+  http.use(applicationRouter(app, graph.execute));
+  http.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
+  http.use(flatErrors);
+  return http;
+}

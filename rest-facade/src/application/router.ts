@@ -1,0 +1,58 @@
+import express, { Router, type ErrorRequestHandler } from 'express';
+import type { Executor } from '../../../gateway/src/graph.js';
+import * as identity from '../../../subgraphs/identity/index.js';
+import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { SESSION_COOKIE, sessionAuth, sessionCookie } from '../auth.js';
+import { HttpError, toHttpError, unwrap } from '../errors.js';
+import { contextOf, handle } from '../http.js';
+import { objectBody } from '../resource/params.js';
+
+/** Application-API error envelope: flat `{"error": "<code>"}`. */
+export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
+  const e = toHttpError(error);
+  if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
+  res.status(e.status).json({ error: e.code });
+};
+
+const POST = `query AppPost($id: ID!) { post(id: $id) { id community { id } author { id } body pinnedAt createdAt } }`;
+
+const userBody = (u: identity.User) => ({ id: u.id, email: u.email, username: u.username, displayName: u.displayName });
+
+/** Application REST routes of the web app (session cookie, flat errors). */
+export function applicationRouter(app: AppDeps, run: Executor): Router {
+  const r = Router();
+  r.use(express.json({ limit: app.config.bodyLimitBytes }), sessionAuth(app));
+  const signedIn: express.RequestHandler = (req, _res, next) => next(req.caller ? undefined : new HttpError(401, 'unauthorized', 'Sign in first.'));
+
+  r.post('/auth/signup', handle(async (req, res) => {
+    const { user, sessionToken } = await identity.signup(app, objectBody(req));
+    res.cookie(SESSION_COOKIE, sessionToken, sessionCookie(app)).status(201).json({ user: userBody(user) });
+  }));
+  r.post('/auth/login', handle(async (req, res) => {
+    const user = await identity.checkPassword(app, objectBody(req));
+    const token = await identity.openSession(app, user.id);
+    res.cookie(SESSION_COOKIE, token, sessionCookie(app)).json({ user: userBody(user) });
+  }));
+  r.post('/auth/logout', handle(async (req, res) => {
+    const token = req.cookies?.[SESSION_COOKIE];
+    if (typeof token === 'string') await identity.closeSession(app, token);
+    const { maxAge: _m, ...attributes } = sessionCookie(app);
+    res.clearCookie(SESSION_COOKIE, attributes).json({ ok: true });
+  }));
+  r.get('/auth/me', signedIn, handle(async (req, res) => {
+    res.json({ user: userBody(await identity.me(contextOf(app, req))) });
+  }));
+
+  r.get('/posts/:postId', signedIn, handle(async (req, res) => {
+    const { post } = unwrap(await run(contextOf(app, req), POST, { id: req.params.postId }));
+    res.json({
+      id: post.id,
+      communityId: post.community.id,
+      authorId: post.author?.id ?? null,
+      body: post.body,
+      pinnedAt: post.pinnedAt,
+      createdAt: post.createdAt,
+    });
+  }));
+  return r;
+}

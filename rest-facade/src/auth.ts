@@ -1,0 +1,54 @@
+import type { CookieOptions, Request, RequestHandler } from 'express';
+import { resolveIdpToken, resolveSession, verifyAccessToken } from '../../subgraphs/identity/index.js';
+import type { AppDeps } from '../../subgraphs/kernel/index.js';
+
+export const SESSION_COOKIE = 'svc_session';
+export const IDP_COOKIE = '__session';
+
+/** Cookie attributes of the first-party session. */
+export const sessionCookie = (app: AppDeps): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'lax',
+  secure: app.config.cookieSecure,
+  path: '/',
+  maxAge: app.config.sessionTtlHours * 3_600_000,
+});
+
+/** Sets `req.caller` from `svc_session`, or else from an identity-provider `__session` JWT. Never rejects. */
+export function sessionAuth(app: AppDeps): RequestHandler {
+  return async (req, _res, next) => {
+    try {
+      const first = req.cookies?.[SESSION_COOKIE];
+      const idp = req.cookies?.[IDP_COOKIE];
+      const userId =
+        (typeof first === 'string' ? await resolveSession(app, first) : null) ??
+        (typeof idp === 'string' ? await resolveIdpToken(app, idp) : null);
+      req.caller = userId ? { userId } : null;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** The Bearer credential of a request, or null (only `Authorization: Bearer <token>` counts). */
+export function bearerToken(req: Request): string | null {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/.exec(header);
+  return match ? match[1] : null;
+}
+
+/** Sets `req.caller` from a resource-API access token (JWT); other credentials are ignored. */
+export function accessTokenAuth(app: AppDeps): RequestHandler {
+  return async (req, _res, next) => {
+    try {
+      const token = bearerToken(req);
+      const userId = token ? await verifyAccessToken(app, token) : null;
+      req.caller = userId ? { userId } : null;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

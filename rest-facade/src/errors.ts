@@ -1,0 +1,45 @@
+import type { ExecutionResult } from '../../gateway/src/graph.js';
+import { DomainError } from '../../subgraphs/kernel/index.js';
+
+/** An error on its way to an HTTP envelope: status, machine code, human message, optional details. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Normalises anything thrown in a handler: domain errors keep their code; body-parser errors become 400/413/415. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof DomainError) return new HttpError(error.status, error.code, error.message, error.details);
+  const e = error as { type?: string; status?: number; statusCode?: number };
+  if (e?.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');
+  if (e?.type === 'entity.too.large') return new HttpError(413, 'payload_too_large', 'The request body is too large.');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return new HttpError(415, 'unsupported_media_type', 'Unsupported body encoding.');
+  }
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'Bad request.');
+  return new HttpError(500, 'internal_error', 'Internal server error.');
+}
+
+/** The data of a gateway result, or the first error as an `HttpError`. */
+export function unwrap<T = Record<string, any>>(result: ExecutionResult): T {
+  const first = result.errors?.[0];
+  if (first) {
+    const ext = first.extensions ?? {};
+    if (typeof ext.status === 'number' && typeof ext.code === 'string' && ext.status < 500) {
+      throw new HttpError(ext.status, ext.code, first.message, ext.details);
+    }
+    if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') {
+      throw new HttpError(400, 'invalid_input', first.message);
+    }
+    throw new HttpError(500, 'internal_error', 'Internal server error.');
+  }
+  return result.data as T;
+}

@@ -1,0 +1,37 @@
+/** Fixed GraphQL documents the resource API runs through the gateway (never built from input). */
+
+const COMMUNITY = 'id name handle description isPublic category createdAt updatedAt memberCount viewerRole';
+const MEMBER = 'id role xp level joinedAt user { id username displayName }';
+const AUTHOR = 'author { id username displayName }';
+const POST = `id community { id } ${AUTHOR} body mediaUrls visibility status isPinned pinnedAt publishedAt createdAt updatedAt`;
+const COMMENT = `id post { id } ${AUTHOR} parentId body createdAt`;
+const PAGE = 'page perPage hasMore';
+
+export const Docs = {
+  listCommunities: `query ListCommunities($search: String, $page: Int, $perPage: Int) {
+    communities(search: $search, page: $page, perPage: $perPage) { items { ${COMMUNITY} } ${PAGE} } }`,
+  getCommunity: `query GetCommunity($id: ID!) { community(id: $id) { ${COMMUNITY} } }`,
+  createCommunity: `mutation CreateCommunity($input: CreateCommunityInput!) { createCommunity(input: $input) { ${COMMUNITY} } }`,
+  updateCommunity: `mutation UpdateCommunity($id: ID!, $input: UpdateCommunityInput!) {
+    updateCommunity(id: $id, input: $input) { ${COMMUNITY} } }`,
+  deleteCommunity: `mutation DeleteCommunity($id: ID!) { deleteCommunity(id: $id) }`,
+
+  listMembers: `query ListMembers($communityId: ID!, $role: String, $search: String, $page: Int, $perPage: Int) {
+    members(communityId: $communityId, role: $role, search: $search, page: $page, perPage: $perPage) { items { ${MEMBER} } ${PAGE} } }`,
+  getMember: `query GetMember($communityId: ID!, $userId: ID!) { member(communityId: $communityId, userId: $userId) { ${MEMBER} } }`,
+  updateMemberRole: `mutation UpdateMemberRole($communityId: ID!, $userId: ID!, $role: String!) {
+    updateMemberRole(communityId: $communityId, userId: $userId, role: $role) { ${MEMBER} } }`,
+  removeMember: `mutation RemoveMember($communityId: ID!, $userId: ID!) { removeMember(communityId: $communityId, userId: $userId) }`,
+
+  listPosts: `query ListPosts($communityId: ID!, $pinned: Boolean, $authorId: ID, $page: Int, $perPage: Int) {
+    posts(communityId: $communityId, pinned: $pinned, authorId: $authorId, page: $page, perPage: $perPage) { items { ${POST} } ${PAGE} } }`,
+  getPost: `query GetPost($id: ID!, $communityId: ID) { post(id: $id, communityId: $communityId) { ${POST} } }`,
+  createPost: `mutation CreatePost($communityId: ID!, $input: CreatePostInput!) { createPost(communityId: $communityId, input: $input) { ${POST} } }`,
+  updatePost: `mutation UpdatePost($id: ID!, $communityId: ID, $input: UpdatePostInput!) {
+    updatePost(id: $id, communityId: $communityId, input: $input) { ${POST} } }`,
+  deletePost: `mutation DeletePost($id: ID!, $communityId: ID) { deletePost(id: $id, communityId: $communityId) }`,
+  listComments: `query ListComments($postId: ID!, $communityId: ID, $page: Int, $perPage: Int) {
+    comments(postId: $postId, communityId: $communityId, page: $page, perPage: $perPage) { items { ${COMMENT} } ${PAGE} } }`,
+  createComment: `mutation CreateComment($postId: ID!, $communityId: ID, $input: CreateCommentInput!) {
+    createComment(postId: $postId, communityId: $communityId, input: $input) { ${COMMENT} } }`,
+} as const;

@@ -1,0 +1,150 @@
+import express, { Router, type ErrorRequestHandler } from 'express';
+import type { Executor } from '../../../gateway/src/graph.js';
+import * as identity from '../../../subgraphs/identity/index.js';
+import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { accessTokenAuth } from '../auth.js';
+import { HttpError, toHttpError, unwrap } from '../errors.js';
+import { contextOf, handle } from '../http.js';
+import { Docs } from './documents.js';
+import { boolParam, intParam, objectBody, pick, stringParam } from './params.js';
+import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
+
+/** Resource-API error envelope: `{"error": {"code", "message", "details"?}}`. */
+export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
+  const e = toHttpError(error);
+  if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
+  res.status(e.status).json({ error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
+};
+
+/** Rejects a body that is not JSON (415) before any work is done. */
+const jsonOnly: express.RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) return next(new HttpError(415, 'unsupported_media_type', 'Send JSON with content-type application/json.'));
+  next();
+};
+
+/**
+ * The token-authenticated resource API (spec 4.5): `/v1/auth/*` and `/v1/communities/*`,
+ * snake_case records in a `data` envelope, pages with `pagination`.
+ */
+export function resourceRouter(app: AppDeps, run: Executor): Router {
+  const r = Router();
+  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), accessTokenAuth(app));
+
+  const exec = async (req: express.Request, doc: string, variables: Record<string, unknown>) =>
+    unwrap(await run(contextOf(app, req), doc, variables));
+  const signedIn: express.RequestHandler = (req, _res, next) =>
+    next(req.caller ? undefined : new HttpError(401, 'unauthorized', 'Send a valid access token: Authorization: Bearer <token>.'));
+
+  // ---- auth ----
+  r.post('/auth/login', handle(async (req, res) => {
+    const out = await identity.loginWithTokens(app, objectBody(req));
+    res.json({
+      data: {
+        access_token: out.accessToken,
+        refresh_token: out.refreshToken,
+        expires_in: out.expiresIn,
+        user: { id: out.user.id, email: out.user.email, username: out.user.username },
+      },
+    });
+  }));
+  r.post('/auth/refresh', handle(async (req, res) => {
+    const out = await identity.refreshTokensFor(app, objectBody(req));
+    res.json({ data: { access_token: out.accessToken, refresh_token: out.refreshToken, expires_in: out.expiresIn } });
+  }));
+  r.get('/auth/me', signedIn, handle(async (req, res) => {
+    res.json({ data: userRecord(await identity.me(contextOf(app, req))) });
+  }));
+
+  // ---- communities ----
+  const c = Router({ mergeParams: true });
+  r.use('/communities', signedIn, c);
+  const communityFields = { name: 'name', handle: 'handle', description: 'description', is_public: 'isPublic', category: 'category' };
+
+  c.get('/', handle(async (req, res) => {
+    const vars = { search: stringParam(req, 'search'), page: intParam(req, 'page'), perPage: intParam(req, 'per_page') };
+    res.json(listBody((await exec(req, Docs.listCommunities, vars)).communities, communityRecord));
+  }));
+  c.post('/', handle(async (req, res) => {
+    const data = await exec(req, Docs.createCommunity, { input: pick(objectBody(req), communityFields) });
+    res.status(201).json({ data: communityRecord(data.createCommunity) });
+  }));
+  c.get('/:id', handle(async (req, res) => {
+    res.json({ data: communityRecord((await exec(req, Docs.getCommunity, { id: req.params.id })).community) });
+  }));
+  c.patch('/:id', handle(async (req, res) => {
+    const data = await exec(req, Docs.updateCommunity, { id: req.params.id, input: pick(objectBody(req), communityFields) });
+    res.json({ data: communityRecord(data.updateCommunity) });
+  }));
+  c.delete('/:id', handle(async (req, res) => {
+    await exec(req, Docs.deleteCommunity, { id: req.params.id });
+    res.status(204).end();
+  }));
+
+  // ---- members ----
+  c.get('/:cid/members', handle(async (req, res) => {
+    const vars = {
+      communityId: req.params.cid,
+      role: stringParam(req, 'role', 20),
+      search: stringParam(req, 'search'),
+      page: intParam(req, 'page'),
+      perPage: intParam(req, 'per_page'),
+    };
+    res.json(listBody((await exec(req, Docs.listMembers, vars)).members, memberRecord));
+  }));
+  c.get('/:cid/members/:uid', handle(async (req, res) => {
+    res.json({ data: memberRecord((await exec(req, Docs.getMember, { communityId: req.params.cid, userId: req.params.uid })).member) });
+  }));
+  c.patch('/:cid/members/:uid', handle(async (req, res) => {
+    const body = objectBody(req);
+    if (!('role' in body)) throw new HttpError(400, 'invalid_role', 'role is required: admin, moderator or member.');
+    if (typeof body.role !== 'string') throw new HttpError(400, 'invalid_role', 'role must be admin, moderator or member.');
+    const data = await exec(req, Docs.updateMemberRole, { communityId: req.params.cid, userId: req.params.uid, role: body.role });
+    res.json({ data: memberRecord(data.updateMemberRole) });
+  }));
+  c.delete('/:cid/members/:uid', handle(async (req, res) => {
+    await exec(req, Docs.removeMember, { communityId: req.params.cid, userId: req.params.uid });
+    res.status(204).end();
+  }));
+
+  // ---- posts and comments ----
+  const postFields = { content: 'content', media_urls: 'mediaUrls', is_pinned: 'isPinned', visibility: 'visibility', status: 'status' };
+  c.get('/:cid/posts', handle(async (req, res) => {
+    const vars = {
+      communityId: req.params.cid,
+      pinned: boolParam(req, 'pinned'),
+      authorId: stringParam(req, 'author_id', 36),
+      page: intParam(req, 'page'),
+      perPage: intParam(req, 'per_page'),
+    };
+    res.json(listBody((await exec(req, Docs.listPosts, vars)).posts, postRecord));
+  }));
+  c.post('/:cid/posts', handle(async (req, res) => {
+    const data = await exec(req, Docs.createPost, { communityId: req.params.cid, input: pick(objectBody(req), postFields) });
+    res.status(201).json({ data: postRecord(data.createPost) });
+  }));
+  c.get('/:cid/posts/:id', handle(async (req, res) => {
+    res.json({ data: postRecord((await exec(req, Docs.getPost, { id: req.params.id, communityId: req.params.cid })).post) });
+  }));
+  c.patch('/:cid/posts/:id', handle(async (req, res) => {
+    const vars = { id: req.params.id, communityId: req.params.cid, input: pick(objectBody(req), postFields) };
+    res.json({ data: postRecord((await exec(req, Docs.updatePost, vars)).updatePost) });
+  }));
+  c.delete('/:cid/posts/:id', handle(async (req, res) => {
+    await exec(req, Docs.deletePost, { id: req.params.id, communityId: req.params.cid });
+    res.status(204).end();
+  }));
+  c.get('/:cid/posts/:pid/comments', handle(async (req, res) => {
+    const vars = { postId: req.params.pid, communityId: req.params.cid, page: intParam(req, 'page'), perPage: intParam(req, 'per_page') };
+    res.json(listBody((await exec(req, Docs.listComments, vars)).comments, commentRecord));
+  }));
+  c.post('/:cid/posts/:pid/comments', handle(async (req, res) => {
+    const input = pick(objectBody(req), { content: 'content', parent_id: 'parentId' });
+    const data = await exec(req, Docs.createComment, { postId: req.params.pid, communityId: req.params.cid, input });
+    res.status(201).json({ data: commentRecord(data.createComment) });
+  }));
+
+  r.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
+  r.use(resourceErrors);
+  return r;
+}

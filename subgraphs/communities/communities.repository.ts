@@ -1,0 +1,39 @@
+import { desc, eq, ilike, inArray, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { communities, type Community } from './communities.tables.js';
+
+export async function insertCommunity(db: Executor, values: typeof communities.$inferInsert): Promise<Community> {
+  const [row] = await db.insert(communities).values(values).returning();
+  return row;
+}
+
+export async function findByIds(db: Executor, ids: readonly string[]): Promise<Community[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(communities).where(inArray(communities.id, [...ids]));
+}
+
+export async function findByHandle(db: Executor, handle: string): Promise<Community | undefined> {
+  const [row] = await db.select().from(communities).where(sql`lower(${communities.handle}) = lower(${handle})`).limit(1);
+  return row;
+}
+
+export async function list(db: Executor, search: string | undefined, limit: number, offset: number): Promise<Community[]> {
+  const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  return db
+    .select()
+    .from(communities)
+    .where(pattern ? ilike(communities.name, pattern) : undefined)
+    .orderBy(desc(communities.createdAt), desc(communities.id))
+    .limit(limit)
+    .offset(offset);
+}
+
+export async function update(db: Executor, id: string, patch: Partial<typeof communities.$inferInsert>): Promise<Community | undefined> {
+  const [row] = await db.update(communities).set({ ...patch, updatedAt: new Date() }).where(eq(communities.id, id)).returning();
+  return row;
+}
+
+export async function remove(db: Executor, id: string): Promise<boolean> {
+  const rows = await db.delete(communities).where(eq(communities.id, id)).returning({ id: communities.id });
+  return rows.length === 1;
+}

@@ -1,0 +1,136 @@
+import DataLoader from 'dataloader';
+import { z } from 'zod';
+import { addOwner, requireRole } from '../members/index.js';
+import {
+  type RequestContext,
+  conflict,
+  invalid,
+  isUniqueViolation,
+  isUuid,
+  notFound,
+  paging,
+  parseInput,
+  requestScoped,
+  requireUser,
+  toPage,
+  type Page,
+} from '../kernel/index.js';
+import * as repo from './communities.repository.js';
+import type { Community } from './communities.tables.js';
+
+export type { Community } from './communities.tables.js';
+
+const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
+const fields = {
+  name: z.string().trim().min(1, 'name is required').max(100, 'at most 100 characters'),
+  handle: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(HANDLE, 'handle must be 3 to 40 of a-z, 0-9 and -, starting and ending with a letter or digit'),
+  description: z.string().max(2000, 'at most 2000 characters'),
+  isPublic: z.boolean(),
+  category: z.string().trim().max(50, 'at most 50 characters').nullable(),
+};
+const createInput = z.object({
+  name: fields.name,
+  handle: fields.handle,
+  description: fields.description.optional().nullable(),
+  isPublic: fields.isPublic.optional().nullable(),
+  category: fields.category.optional(),
+});
+const updateInput = z.object({
+  name: fields.name.optional(),
+  handle: fields.handle.optional(),
+  description: fields.description.nullable().optional(),
+  isPublic: fields.isPublic.optional(),
+  category: fields.category.optional(),
+});
+
+const byIdLoader = (ctx: RequestContext) =>
+  requestScoped(ctx, 'communities.byId', () =>
+    new DataLoader<string, Community | null>(async (ids) => {
+      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+  );
+
+/** A community by id (batched per request), or null. */
+export const findCommunity = (ctx: RequestContext, id: string): Promise<Community | null> => byIdLoader(ctx).load(id);
+
+/** A community by id, or `not_found`. Tribe metadata is visible to everyone; content is not. */
+export async function getCommunity(ctx: RequestContext, id: string): Promise<Community> {
+  const community = await findCommunity(ctx, id);
+  if (!community) throw notFound('Community');
+  return community;
+}
+
+/** A community by handle (case-insensitive), or `not_found`. */
+export async function getCommunityByHandle(ctx: RequestContext, handle: string): Promise<Community> {
+  const community = typeof handle === 'string' && handle.length <= 64 ? await repo.findByHandle(ctx.app.database.db, handle) : undefined;
+  if (!community) throw notFound('Community');
+  byIdLoader(ctx).prime(community.id, community);
+  return community;
+}
+
+/** Communities, newest first, optionally filtered by name. */
+export async function listCommunities(
+  ctx: RequestContext,
+  raw: { search?: string | null; page?: number | null; perPage?: number | null },
+): Promise<Page<Community>> {
+  const search = raw.search == null ? undefined : parseInput(z.string().trim().max(100), raw.search) || undefined;
+  const p = paging(raw.page, raw.perPage);
+  return toPage(await repo.list(ctx.app.database.db, search, p.perPage + 1, p.offset), p);
+}
+
+/** Creates a tribe; the creator becomes its owner in the same transaction. */
+export async function createCommunity(ctx: RequestContext, raw: unknown): Promise<Community> {
+  const userId = requireUser(ctx);
+  const input = parseInput(createInput, raw);
+  try {
+    return await ctx.app.database.db.transaction(async (tx) => {
+      const community = await repo.insertCommunity(tx, {
+        name: input.name,
+        handle: input.handle,
+        description: input.description ?? '',
+        isPublic: input.isPublic ?? true,
+        category: input.category ?? null,
+        createdBy: userId,
+      });
+      await addOwner(tx, community.id, userId);
+      return community;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, 'communities_handle_key')) throw conflict('handle_taken', 'That handle is taken.');
+    throw error;
+  }
+}
+
+/** Updates only the sent fields (owner or admin). */
+export async function updateCommunity(ctx: RequestContext, id: string, raw: unknown): Promise<Community> {
+  const community = await getCommunity(ctx, id);
+  await requireRole(ctx, community.id, 'admin');
+  const input = parseInput(updateInput, raw);
+  const patch = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  if ('description' in patch && patch.description === null) patch.description = '';
+  if (Object.keys(patch).length === 0) throw invalid('empty', 'Send at least one field to change.');
+  try {
+    const updated = await repo.update(ctx.app.database.db, community.id, patch);
+    if (!updated) throw notFound('Community');
+    byIdLoader(ctx).clear(id).prime(id, updated);
+    return updated;
+  } catch (error) {
+    if (isUniqueViolation(error, 'communities_handle_key')) throw conflict('handle_taken', 'That handle is taken.');
+    throw error;
+  }
+}
+
+/** Deletes a tribe and, by cascade, everything in it (owner only). Irreversible. */
+export async function deleteCommunity(ctx: RequestContext, id: string): Promise<boolean> {
+  const community = await getCommunity(ctx, id);
+  await requireRole(ctx, community.id, 'owner');
+  await repo.remove(ctx.app.database.db, community.id);
+  byIdLoader(ctx).clear(id);
+  return true;
+}

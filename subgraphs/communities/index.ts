@@ -1,0 +1,10 @@
+export {
+  findCommunity,
+  getCommunity,
+  getCommunityByHandle,
+  listCommunities,
+  createCommunity,
+  updateCommunity,
+  deleteCommunity,
+} from './communities.service.js';
+export type { Community } from './communities.service.js';

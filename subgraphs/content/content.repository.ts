@@ -1,0 +1,66 @@
+import { and, asc, desc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { comments, posts, type Comment, type Post, type Visibility } from './content.tables.js';
+
+export async function insertPost(db: Executor, values: typeof posts.$inferInsert): Promise<Post> {
+  const [row] = await db.insert(posts).values(values).returning();
+  return row;
+}
+
+export async function findPostsByIds(db: Executor, ids: readonly string[]): Promise<Post[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(posts).where(inArray(posts.id, [...ids]));
+}
+
+export async function listPosts(
+  db: Executor,
+  communityId: string,
+  filter: { pinned?: boolean; authorId?: string; visibilities?: Visibility[] },
+  limit: number,
+  offset: number,
+): Promise<Post[]> {
+  return db
+    .select()
+    .from(posts)
+    .where(
+      and(
+        eq(posts.communityId, communityId),
+        eq(posts.status, 'published'),
+        filter.pinned === undefined ? undefined : filter.pinned ? isNotNull(posts.pinnedAt) : isNull(posts.pinnedAt),
+        filter.authorId ? eq(posts.authorId, filter.authorId) : undefined,
+        filter.visibilities ? inArray(posts.visibility, filter.visibilities) : undefined,
+      ),
+    )
+    .orderBy(desc(posts.createdAt), desc(posts.id))
+    .limit(limit)
+    .offset(offset);
+}
+
+export async function updatePost(db: Executor, id: string, patch: Partial<typeof posts.$inferInsert>): Promise<Post> {
+  const [row] = await db.update(posts).set({ ...patch, updatedAt: new Date() }).where(eq(posts.id, id)).returning();
+  return row;
+}
+
+export async function deletePost(db: Executor, id: string): Promise<void> {
+  await db.delete(posts).where(eq(posts.id, id));
+}
+
+export async function insertComment(db: Executor, values: typeof comments.$inferInsert): Promise<Comment> {
+  const [row] = await db.insert(comments).values(values).returning();
+  return row;
+}
+
+export async function findComment(db: Executor, id: string): Promise<Comment | undefined> {
+  const [row] = await db.select().from(comments).where(eq(comments.id, id)).limit(1);
+  return row;
+}
+
+export async function listComments(db: Executor, postId: string, limit: number, offset: number): Promise<Comment[]> {
+  return db
+    .select()
+    .from(comments)
+    .where(eq(comments.postId, postId))
+    .orderBy(asc(comments.createdAt), asc(comments.id))
+    .limit(limit)
+    .offset(offset);
+}

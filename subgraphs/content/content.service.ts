@@ -1,0 +1,239 @@
+import DataLoader from 'dataloader';
+import sanitizeHtml from 'sanitize-html';
+import { z } from 'zod';
+import { getCommunity, type Community } from '../communities/index.js';
+import {
+  type RequestContext,
+  forbidden,
+  invalid,
+  isUuid,
+  notFound,
+  paging,
+  parseInput,
+  requestScoped,
+  toPage,
+  type Page,
+} from '../kernel/index.js';
+import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
+import { emitEvent } from '../platform/index.js';
+import * as repo from './content.repository.js';
+import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
+
+export type { Comment, Post } from './content.tables.js';
+
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img'],
+  allowedAttributes: { a: ['href', 'title', 'target', 'rel'], img: ['src', 'alt', 'title', 'width', 'height'] },
+  allowedSchemes: ['https', 'http', 'mailto'],
+  allowedSchemesByTag: { img: ['https'] },
+  allowProtocolRelative: false,
+};
+
+/** Strips everything that could run script; what is left is safe to render as HTML. */
+export const sanitizeContent = (html: string): string => sanitizeHtml(html, SANITIZE).trim();
+
+const content = z.string().max(50_000, 'at most 50000 characters');
+const mediaUrls = z
+  .array(z.url({ protocol: /^https?$/, error: 'each media URL must be an http(s) URL' }).max(2048), {
+    error: 'media_urls must be an array of URLs',
+  })
+  .max(10, 'at most 10 media URLs');
+const postFields = {
+  content,
+  mediaUrls,
+  isPinned: z.boolean({ error: 'is_pinned must be a boolean' }),
+  visibility: z.enum(VISIBILITIES),
+  status: z.enum(POST_STATUSES),
+};
+const createPostInput = z.object({
+  content: postFields.content,
+  mediaUrls: postFields.mediaUrls.optional().nullable(),
+  isPinned: postFields.isPinned.optional().nullable(),
+  visibility: postFields.visibility.optional().nullable(),
+  status: postFields.status.optional().nullable(),
+});
+const updatePostInput = z.object({
+  content: postFields.content.optional(),
+  mediaUrls: postFields.mediaUrls.optional(),
+  isPinned: postFields.isPinned.optional(),
+  visibility: postFields.visibility.optional(),
+  status: postFields.status.optional(),
+});
+const listInput = z.object({
+  pinned: z.boolean().optional().nullable(),
+  authorId: z.string().refine(isUuid, 'author_id must be a UUID').optional().nullable(),
+  page: z.number().optional().nullable(),
+  perPage: z.number().optional().nullable(),
+});
+const commentInput = z.object({
+  content,
+  parentId: z.string().refine(isUuid, 'parent_id must be a UUID or null').optional().nullable(),
+});
+
+/** Which post visibilities a role sees: outsiders public only, members also members-only, moderators all. */
+function visibleTo(role: Role | null): Visibility[] {
+  if (!role) return ['public'];
+  return RANK[role] >= RANK.moderator ? [...VISIBILITIES] : ['public', 'members'];
+}
+
+function canSee(ctx: RequestContext, post: Post, role: Role | null): boolean {
+  if (ctx.caller && post.authorId === ctx.caller.userId) return true;
+  if (post.status !== 'published') return !!role && RANK[role] >= RANK.moderator;
+  return visibleTo(role).includes(post.visibility);
+}
+
+const postLoader = (ctx: RequestContext) =>
+  requestScoped(ctx, 'content.postById', () =>
+    new DataLoader<string, Post | null>(async (ids) => {
+      const rows = await repo.findPostsByIds(ctx.app.database.db, ids.filter(isUuid));
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+  );
+
+/**
+ * A post the caller may see, or `not_found` (also when it is in another tribe than `communityId`,
+ * or not visible to the caller: a hidden post is indistinguishable from a missing one).
+ */
+export async function getPost(ctx: RequestContext, id: string, communityId?: string | null): Promise<Post> {
+  const post = await postLoader(ctx).load(id);
+  if (!post || (communityId && post.communityId !== communityId)) throw notFound('Post');
+  const community = await getCommunity(ctx, post.communityId);
+  const role = await viewerRole(ctx, community.id);
+  if ((!community.isPublic && !role) || !canSee(ctx, post, role)) throw notFound('Post');
+  return post;
+}
+
+/** Published posts of a tribe the caller may see, newest first. */
+export async function listPosts(ctx: RequestContext, communityId: string, raw: unknown): Promise<Page<Post>> {
+  const community = await getCommunity(ctx, communityId);
+  const role = await requireView(ctx, community);
+  const input = parseInput(listInput, raw);
+  const p = paging(input.page, input.perPage);
+  const rows = await repo.listPosts(
+    ctx.app.database.db,
+    community.id,
+    { pinned: input.pinned ?? undefined, authorId: input.authorId ?? undefined, visibilities: visibleTo(role) },
+    p.perPage + 1,
+    p.offset,
+  );
+  return toPage(rows, p);
+}
+
+function cleanBody(raw: string): string {
+  const body = sanitizeContent(raw);
+  if (!body) throw invalid('invalid_input', 'content: is required and must contain text after removing unsafe HTML.', [
+    { field: 'content', message: 'is required' },
+  ]);
+  return body;
+}
+
+/** Creates a post (members; pinning needs moderator or above). A published post emits `post.created`. */
+export async function createPost(ctx: RequestContext, communityId: string, raw: unknown): Promise<Post> {
+  const community: Community = await getCommunity(ctx, communityId);
+  const role = await requireRole(ctx, community.id, 'member');
+  const input = parseInput(createPostInput, raw);
+  if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
+  const body = cleanBody(input.content);
+  const now = ctx.app.clock();
+  const status = input.status ?? 'published';
+  return ctx.app.database.db.transaction(async (tx) => {
+    const post = await repo.insertPost(tx, {
+      communityId: community.id,
+      authorId: ctx.caller!.userId,
+      body,
+      mediaUrls: input.mediaUrls ?? [],
+      visibility: input.visibility ?? 'public',
+      status,
+      pinnedAt: input.isPinned ? now : null,
+      publishedAt: status === 'published' ? now : null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (status === 'published') {
+      await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
+    }
+    return post;
+  });
+}
+
+/**
+ * Changes only the sent fields. The author edits content, media, visibility and status;
+ * pinning and unpinning need moderator or above; moderators may not rewrite others' content.
+ */
+export async function updatePost(ctx: RequestContext, communityId: string | null | undefined, id: string, raw: unknown): Promise<Post> {
+  const post = await getPost(ctx, id, communityId);
+  const role = await requireRole(ctx, post.communityId, 'member');
+  const input = parseInput(updatePostInput, raw);
+  const isAuthor = post.authorId === ctx.caller!.userId;
+  const isModerator = RANK[role] >= RANK.moderator;
+  const editsBody = input.content !== undefined || input.mediaUrls !== undefined || input.visibility !== undefined || input.status !== undefined;
+  if (editsBody && !isAuthor) throw forbidden('Only the author edits a post.');
+  if (input.isPinned !== undefined && !isModerator) throw forbidden('Pinning posts needs the moderator role or above.');
+  const patch: Partial<Post> = {};
+  if (input.content !== undefined) patch.body = cleanBody(input.content);
+  if (input.mediaUrls !== undefined) patch.mediaUrls = input.mediaUrls;
+  if (input.visibility !== undefined) patch.visibility = input.visibility;
+  if (input.status !== undefined) {
+    patch.status = input.status;
+    if (input.status === 'published' && !post.publishedAt) patch.publishedAt = ctx.app.clock();
+  }
+  if (input.isPinned !== undefined) patch.pinnedAt = input.isPinned ? (post.pinnedAt ?? ctx.app.clock()) : null;
+  if (Object.keys(patch).length === 0) throw invalid('empty', 'Send at least one field to change.');
+  const updated = await repo.updatePost(ctx.app.database.db, post.id, patch);
+  postLoader(ctx).clear(id).prime(id, updated);
+  return updated;
+}
+
+/** Deletes a post and its comments (the author, or moderators and above). */
+export async function deletePost(ctx: RequestContext, communityId: string | null | undefined, id: string): Promise<boolean> {
+  const post = await getPost(ctx, id, communityId);
+  const role = await requireRole(ctx, post.communityId, 'member');
+  if (post.authorId !== ctx.caller!.userId && RANK[role] < RANK.moderator) {
+    throw forbidden('Only the author or a moderator deletes a post.');
+  }
+  await repo.deletePost(ctx.app.database.db, post.id);
+  postLoader(ctx).clear(id);
+  return true;
+}
+
+/** Comments of a post the caller may see, oldest first (threads via `parentId`). */
+export async function listComments(
+  ctx: RequestContext,
+  communityId: string | null | undefined,
+  postId: string,
+  raw: { page?: number | null; perPage?: number | null },
+): Promise<Page<Comment>> {
+  const post = await getPost(ctx, postId, communityId);
+  const p = paging(raw.page, raw.perPage);
+  return toPage(await repo.listComments(ctx.app.database.db, post.id, p.perPage + 1, p.offset), p);
+}
+
+/** Comments on a published post (members). A parent must be a comment of the same post. */
+export async function createComment(
+  ctx: RequestContext,
+  communityId: string | null | undefined,
+  postId: string,
+  raw: unknown,
+): Promise<Comment> {
+  const post = await getPost(ctx, postId, communityId);
+  await requireRole(ctx, post.communityId, 'member');
+  const input = parseInput(commentInput, raw);
+  if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
+  const body = cleanBody(input.content);
+  if (input.parentId) {
+    const parent = await repo.findComment(ctx.app.database.db, input.parentId);
+    if (!parent || parent.postId !== post.id) throw invalid('invalid_parent', 'parent_id must be a comment of the same post.');
+  }
+  return repo.insertComment(ctx.app.database.db, {
+    postId: post.id,
+    communityId: post.communityId,
+    authorId: ctx.caller!.userId,
+    parentId: input.parentId ?? null,
+    body,
+    createdAt: ctx.app.clock(),
+  });
+}
+
+/** A post by id without a visibility check, for entity references from other subgraphs (ids come from us). */
+export const postById = (ctx: RequestContext, id: string): Promise<Post | null> => postLoader(ctx).load(id);

@@ -1,0 +1,12 @@
+export {
+  getPost,
+  listPosts,
+  createPost,
+  updatePost,
+  deletePost,
+  listComments,
+  createComment,
+  sanitizeContent,
+  postById,
+} from './content.service.js';
+export type { Comment, Post } from './content.service.js';

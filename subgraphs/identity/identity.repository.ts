@@ -1,0 +1,99 @@
+import { and, eq, gt, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { refreshTokens, sessions, users, type UserRow } from './identity.tables.js';
+
+/** A user as the rest of the code sees it; never carries the password hash. */
+export interface User {
+  id: string;
+  email: string;
+  username: string;
+  displayName: string;
+  avatarUrl: string | null;
+  createdAt: Date;
+}
+
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  email: r.email,
+  username: r.username,
+  displayName: r.displayName,
+  avatarUrl: r.avatarUrl,
+  createdAt: r.createdAt,
+});
+
+export async function insertUser(db: Executor, values: typeof users.$inferInsert): Promise<User> {
+  const [row] = await db.insert(users).values(values).returning();
+  return toUser(row);
+}
+
+export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<User[]> {
+  if (ids.length === 0) return [];
+  return (await db.select().from(users).where(inArray(users.id, [...ids]))).map(toUser);
+}
+
+export async function findUserByEmail(db: Executor, email: string): Promise<(User & { passwordHash: string | null }) | undefined> {
+  const [row] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1);
+  return row && { ...toUser(row), passwordHash: row.passwordHash };
+}
+
+export async function findUserByIdpSubject(db: Executor, subject: string): Promise<User | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.idpSubject, subject)).limit(1);
+  return row && toUser(row);
+}
+
+export async function linkIdpSubject(db: Executor, userId: string, subject: string): Promise<void> {
+  await db.update(users).set({ idpSubject: subject }).where(and(eq(users.id, userId), isNull(users.idpSubject)));
+}
+
+/** Ids of users whose username or display name contains `term` (case-insensitive). */
+export async function searchUserIds(db: Executor, term: string): Promise<string[]> {
+  const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(or(ilike(users.username, pattern), ilike(users.displayName, pattern)));
+  return rows.map((r) => r.id);
+}
+
+export async function insertSession(db: Executor, userId: string, tokenHash: string, expiresAt: Date): Promise<void> {
+  await db.insert(sessions).values({ userId, tokenHash, expiresAt });
+}
+
+export async function findLiveSessionUser(db: Executor, tokenHash: string, now: Date): Promise<string | undefined> {
+  const [row] = await db
+    .select({ userId: sessions.userId })
+    .from(sessions)
+    .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .limit(1);
+  return row?.userId;
+}
+
+export async function revokeSession(db: Executor, tokenHash: string, now: Date): Promise<void> {
+  await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt)));
+}
+
+export async function insertRefreshToken(
+  db: Executor,
+  values: { userId: string; familyId: string; tokenHash: string; expiresAt: Date },
+): Promise<void> {
+  await db.insert(refreshTokens).values(values);
+}
+
+export async function findRefreshToken(db: Executor, tokenHash: string) {
+  const [row] = await db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)).limit(1);
+  return row;
+}
+
+/** Marks a refresh token used; false when it was used already (a concurrent refresh won). */
+export async function markRefreshTokenUsed(db: Executor, id: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .update(refreshTokens)
+    .set({ usedAt: now })
+    .where(and(eq(refreshTokens.id, id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
+    .returning({ id: refreshTokens.id });
+  return rows.length === 1;
+}
+
+export async function revokeRefreshFamily(db: Executor, familyId: string, now: Date): Promise<void> {
+  await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)));
+}

@@ -1,0 +1,267 @@
+import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { SignJWT, createRemoteJWKSet, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+
+type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
+import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import {
+  type AppDeps,
+  type RequestContext,
+  DomainError,
+  conflict,
+  invalid,
+  isUniqueViolation,
+  notFound,
+  parseInput,
+  randomToken,
+  requireUser,
+  sha256,
+  unauthorized,
+} from '../kernel/index.js';
+import { joinByInvite } from '../members/index.js';
+import * as repo from './identity.repository.js';
+import type { User } from './identity.repository.js';
+
+export type { User } from './identity.repository.js';
+
+/** Argon2id (`Algorithm.Argon2id` is a const enum, which isolated modules cannot read). */
+const ARGON2 = { algorithm: 2 as Algorithm };
+/** Verified against when the email is unknown, so a wrong email costs the same time as a wrong password. */
+const dummyHash = hash('not-a-real-password-0000', ARGON2);
+
+const email = z.string().trim().max(254).email();
+const signupInput = z.object({
+  email: z.string({ error: 'email is required' }),
+  password: z.string({ error: 'password is required' }),
+  username: z.string({ error: 'username is required' }),
+  displayName: z.string({ error: 'displayName is required' }).trim().min(1, 'displayName is required').max(80, 'at most 80 characters'),
+  inviteCode: z.string().max(64).optional().nullable(),
+});
+
+export interface SignupInput {
+  email: string;
+  password: string;
+  username: string;
+  displayName: string;
+  inviteCode?: string | null;
+}
+
+/** Creates a user (and, with an invite code, their membership) and opens a session. */
+export async function signup(app: AppDeps, raw: unknown): Promise<{ user: User; sessionToken: string }> {
+  const input = parseInput(signupInput, raw);
+  if (!email.safeParse(input.email).success) throw invalid('invalid_email', 'email is not a valid address.');
+  if (input.password.length < 10) throw invalid('weak_password', 'password must have at least 10 characters.');
+  if (input.password.length > 256) throw invalid('weak_password', 'password must have at most 256 characters.');
+  if (!/^[a-z0-9_]{3,30}$/.test(input.username)) {
+    throw invalid('invalid_username', 'username must be 3 to 30 of a-z, 0-9 and _.');
+  }
+  const passwordHash = await hash(input.password, ARGON2);
+  try {
+    const user = await app.database.db.transaction(async (tx) => {
+      const created = await repo.insertUser(tx, {
+        email: input.email.trim(),
+        username: input.username,
+        displayName: input.displayName,
+        passwordHash,
+      });
+      if (input.inviteCode) await joinByInvite(app, tx, created.id, input.inviteCode);
+      return created;
+    });
+    return { user, sessionToken: await openSession(app, user.id) };
+  } catch (error) {
+    if (isUniqueViolation(error, 'users_email_key')) throw conflict('email_taken', 'email is already registered.');
+    if (isUniqueViolation(error, 'users_username_key')) throw conflict('username_taken', 'username is taken.');
+    throw error;
+  }
+}
+
+const loginInput = z.object({ email: z.string().max(254), password: z.string().max(256) });
+
+/** Checks an email and password; the same work is done whether or not the email exists. */
+export async function checkPassword(app: AppDeps, raw: unknown): Promise<User> {
+  const input = parseInput(loginInput, raw);
+  const found = await repo.findUserByEmail(app.database.db, input.email.trim());
+  const ok = await verify(found?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
+  if (!found || !found.passwordHash || !ok) throw new DomainError('invalid_credentials', 401, 'Email or password is wrong.');
+  const { passwordHash: _, ...user } = found;
+  return user;
+}
+
+/** Opens a first-party session and returns its token (only the SHA-256 of it is stored). */
+export async function openSession(app: AppDeps, userId: string): Promise<string> {
+  const token = randomToken();
+  const expires = new Date(app.clock().getTime() + app.config.sessionTtlHours * 3_600_000);
+  await repo.insertSession(app.database.db, userId, sha256(token), expires);
+  return token;
+}
+
+/** The user id of a live session token, or null. */
+export async function resolveSession(app: AppDeps, token: string): Promise<string | null> {
+  if (!token || token.length > 200) return null;
+  return (await repo.findLiveSessionUser(app.database.db, sha256(token), app.clock())) ?? null;
+}
+
+/** Ends a session server-side; the token stops working at once. */
+export async function closeSession(app: AppDeps, token: string): Promise<void> {
+  await repo.revokeSession(app.database.db, sha256(token), app.clock());
+}
+
+/** The signed-in user. */
+export async function me(ctx: RequestContext): Promise<User> {
+  const userId = requireUser(ctx);
+  const [user] = await repo.findUsersByIds(ctx.app.database.db, [userId]);
+  if (!user) throw unauthorized();
+  return user;
+}
+
+export const findUsersByIds = (app: AppDeps, ids: readonly string[]) => repo.findUsersByIds(app.database.db, ids);
+export const searchUserIds = (app: AppDeps, term: string) => repo.searchUserIds(app.database.db, term);
+
+// ---- resource API tokens ----
+
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+}
+
+const jwtKey = (app: AppDeps) => new TextEncoder().encode(app.config.jwtSecret);
+
+/** Issues an access token (JWT, one hour) and a refresh token starting or continuing a family. */
+export async function issueTokens(app: AppDeps, userId: string, familyId: string = randomUUID()): Promise<TokenPair> {
+  const now = app.clock();
+  const accessToken = await new SignJWT({ typ: 'access' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(userId)
+    .setIssuer('svc')
+    .setIssuedAt(Math.floor(now.getTime() / 1000))
+    .setExpirationTime(Math.floor(now.getTime() / 1000) + ACCESS_TOKEN_TTL_SECONDS)
+    .sign(jwtKey(app));
+  const refreshToken = `svc_rt_${randomToken()}`;
+  await repo.insertRefreshToken(app.database.db, {
+    userId,
+    familyId,
+    tokenHash: sha256(refreshToken),
+    expiresAt: new Date(now.getTime() + app.config.refreshTokenTtlDays * 86_400_000),
+  });
+  return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+}
+
+/** Logs in for the resource API. */
+export async function loginWithTokens(app: AppDeps, raw: unknown): Promise<TokenPair & { user: User }> {
+  const user = await checkPassword(app, raw);
+  return { ...(await issueTokens(app, user.id)), user };
+}
+
+const refreshInput = z.object({ refresh_token: z.string({ error: 'refresh_token is required' }).min(1).max(200) });
+
+/**
+ * Rotates a refresh token: each works once. Presenting one that was used already revokes its whole
+ * family, so a stolen token dies with the legitimate one.
+ */
+export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<TokenPair> {
+  const { refresh_token: token } = parseInput(refreshInput, raw);
+  const bad = () => new DomainError('invalid_refresh_token', 401, 'Refresh token is invalid, expired or already used.');
+  const now = app.clock();
+  const row = await repo.findRefreshToken(app.database.db, sha256(token));
+  if (!row) throw bad();
+  if (row.usedAt || row.revokedAt || !(await repo.markRefreshTokenUsed(app.database.db, row.id, now))) {
+    await repo.revokeRefreshFamily(app.database.db, row.familyId, now);
+    throw bad();
+  }
+  if (row.expiresAt <= now) throw bad();
+  return issueTokens(app, row.userId, row.familyId);
+}
+
+/** The user id of a valid access token, or null. */
+export async function verifyAccessToken(app: AppDeps, token: string): Promise<string | null> {
+  try {
+    const { payload } = await jwtVerify(token, jwtKey(app), {
+      algorithms: ['HS256'],
+      issuer: 'svc',
+      currentDate: app.clock(),
+    });
+    return payload.typ === 'access' && typeof payload.sub === 'string' ? payload.sub : null;
+  } catch {
+    return null;
+  }
+}
+
+// ---- identity-provider sessions (`__session`) ----
+
+const idpKeys = new WeakMap<AppDeps, Promise<KeyLike | JWTVerifyGetKey | null>>();
+
+function idpKey(app: AppDeps): Promise<KeyLike | JWTVerifyGetKey | null> {
+  let key = idpKeys.get(app);
+  if (!key) {
+    const { publicKeyPem, jwksUrl } = app.config.idp;
+    key = publicKeyPem
+      ? importPem(publicKeyPem)
+      : Promise.resolve(jwksUrl ? createRemoteJWKSet(new URL(jwksUrl)) : null);
+    idpKeys.set(app, key);
+  }
+  return key;
+}
+
+async function importPem(pem: string): Promise<KeyLike> {
+  for (const alg of ['RS256', 'ES256', 'EdDSA']) {
+    try {
+      return (await importSPKI(pem, alg)) as KeyLike;
+    } catch {
+      // try the next algorithm family
+    }
+  }
+  throw new Error('IDP_JWT_PUBLIC_KEY is not an RSA, EC P-256 or Ed25519 public key');
+}
+
+/**
+ * Maps an identity-provider JWT to a user: by `sub` when linked already; otherwise a user with the
+ * token's verified email is linked, or a new user is provisioned.
+ */
+export async function resolveIdpToken(app: AppDeps, token: string): Promise<string | null> {
+  const key = await idpKey(app);
+  if (!key || token.length > 8192) return null;
+  let payload: JWTPayload;
+  try {
+    const options = {
+      algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+      issuer: app.config.idp.issuer,
+      audience: app.config.idp.audience,
+      currentDate: app.clock(),
+    };
+    payload = (typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)).payload;
+  } catch {
+    return null;
+  }
+  if (typeof payload.sub !== 'string' || payload.sub.length === 0) return null;
+  const db = app.database.db;
+  const linked = await repo.findUserByIdpSubject(db, payload.sub);
+  if (linked) return linked.id;
+  const mail = typeof payload.email === 'string' && email.safeParse(payload.email).success ? payload.email : null;
+  if (!mail || payload.email_verified !== true) return null;
+  const existing = await repo.findUserByEmail(db, mail);
+  if (existing) {
+    await repo.linkIdpSubject(db, existing.id, payload.sub);
+    return existing.id;
+  }
+  const base = (typeof payload.preferred_username === 'string' ? payload.preferred_username : mail.split('@')[0])
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 20);
+  const user = await repo.insertUser(db, {
+    email: mail,
+    username: `${base.length >= 3 ? base : 'user'}_${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 6)}`,
+    displayName: typeof payload.name === 'string' && payload.name.trim() ? payload.name.trim().slice(0, 80) : base,
+    idpSubject: payload.sub,
+  });
+  return user.id;
+}
+
+/** A user by id, or `not_found`. */
+export async function getUser(app: AppDeps, id: string): Promise<User> {
+  const [user] = await repo.findUsersByIds(app.database.db, [id]);
+  if (!user) throw notFound('User');
+  return user;
+}

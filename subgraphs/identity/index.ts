@@ -1,0 +1,18 @@
+export {
+  signup,
+  checkPassword,
+  openSession,
+  resolveSession,
+  closeSession,
+  me,
+  findUsersByIds,
+  searchUserIds,
+  issueTokens,
+  loginWithTokens,
+  refreshTokensFor,
+  verifyAccessToken,
+  resolveIdpToken,
+  getUser,
+  ACCESS_TOKEN_TTL_SECONDS,
+} from './identity.service.js';
+export type { User, TokenPair } from './identity.service.js';

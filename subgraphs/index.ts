@@ -1,0 +1,17 @@
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLSchema } from 'graphql';
+import * as communities from './communities/communities.resolvers.js';
+import * as content from './content/content.resolvers.js';
+import * as identity from './identity/identity.resolvers.js';
+import * as members from './members/members.resolvers.js';
+
+/** Every domain subgraph, by name. */
+export const SUBGRAPHS = { identity, communities, members, content } as const;
+export type SubgraphName = keyof typeof SUBGRAPHS;
+export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
+
+/** The executable federated schema of one subgraph. */
+export function buildSubgraph(name: SubgraphName): GraphQLSchema {
+  const { typeDefs, resolvers } = SUBGRAPHS[name];
+  return buildSubgraphSchema({ typeDefs, resolvers: resolvers as any });
+}

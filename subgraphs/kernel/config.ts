@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const subgraphUrls = z
+  .string()
+  .transform((raw, ctx) => {
+    const out: Record<string, string> = {};
+    for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const [name, url] = part.split('=');
+      if (!name || !url || !/^https?:\/\//.test(url)) {
+        ctx.addIssue({ code: 'custom', message: `expected name=http(s)://host:port/graphql, got "${part}"` });
+        return z.NEVER;
+      }
+      out[name.trim()] = url.trim();
+    }
+    return out;
+  });
+
+const schema = z
+  .object({
+    PORT: int(0, 65535).default(4000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres://').optional(),
+    DATA_DIR: z.string().min(1).default('./data'),
+    DATABASE_POOL_SIZE: int(1, 200).default(10),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    COOKIE_SECURE: bool.default(true),
+    SESSION_TTL_HOURS: int(1, 24 * 365).default(24 * 30),
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    REFRESH_TOKEN_TTL_DAYS: int(1, 365).default(30),
+    IDP_JWT_PUBLIC_KEY: z.string().includes('BEGIN PUBLIC KEY', { message: 'must be a PEM public key' }).optional(),
+    IDP_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
+    IDP_ISSUER: z.string().optional(),
+    IDP_AUDIENCE: z.string().optional(),
+    SUBGRAPH_URLS: subgraphUrls.optional(),
+    INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(100 * 1024),
+  })
+  .superRefine((c, ctx) => {
+    if (c.SUBGRAPH_URLS && !c.INTERNAL_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['INTERNAL_SECRET'], message: 'is required when SUBGRAPH_URLS is set' });
+    }
+  });
+
+type Env = z.output<typeof schema>;
+
+/** The validated, frozen configuration of one process. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  databasePoolSize: number;
+  logLevel: Env['LOG_LEVEL'];
+  cookieSecure: boolean;
+  sessionTtlHours: number;
+  /** Secret for resource-API access tokens (HS256). Random per process when not configured. */
+  jwtSecret: string;
+  jwtSecretGenerated: boolean;
+  refreshTokenTtlDays: number;
+  idp: { publicKeyPem?: string; jwksUrl?: string; issuer?: string; audience?: string };
+  subgraphUrls?: Record<string, string>;
+  internalSecret?: string;
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses `env`; throws one `ConfigError` naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    logLevel: e.LOG_LEVEL,
+    cookieSecure: e.COOKIE_SECURE,
+    sessionTtlHours: e.SESSION_TTL_HOURS,
+    jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('base64url'),
+    jwtSecretGenerated: !e.JWT_SECRET,
+    refreshTokenTtlDays: e.REFRESH_TOKEN_TTL_DAYS,
+    idp: { publicKeyPem: e.IDP_JWT_PUBLIC_KEY, jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE },
+    subgraphUrls: e.SUBGRAPH_URLS,
+    internalSecret: e.INTERNAL_SECRET,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+  });
+}

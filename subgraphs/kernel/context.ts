@@ -1,0 +1,47 @@
+import type { Logger } from 'pino';
+import type { Database } from '../../db/src/index.js';
+import type { AppConfig } from './config.js';
+import { unauthorized } from './errors.js';
+
+/** Who is calling: a signed-in user, or nobody. */
+export interface Caller {
+  userId: string;
+}
+
+/** A source of the current time, injectable so tests drive schedules without fake timers. */
+export type Clock = () => Date;
+export const systemClock: Clock = () => new Date();
+
+/** Process-wide dependencies, created once at start-up. */
+export interface AppDeps {
+  database: Database;
+  config: AppConfig;
+  clock: Clock;
+  log: Logger;
+}
+
+/** What every service method receives: the app and the caller of this request. */
+export interface RequestContext {
+  app: AppDeps;
+  caller: Caller | null;
+  requestId: string;
+}
+
+const perRequest = new WeakMap<object, Map<string, unknown>>();
+
+/** A per-request memo (DataLoaders live here), keyed by name; gone when the request is. */
+export function requestScoped<T>(ctx: RequestContext, key: string, create: () => T): T {
+  let slot = perRequest.get(ctx);
+  if (!slot) {
+    slot = new Map();
+    perRequest.set(ctx, slot);
+  }
+  if (!slot.has(key)) slot.set(key, create());
+  return slot.get(key) as T;
+}
+
+/** The caller's user id, or an `unauthorized` error. */
+export function requireUser(ctx: RequestContext): string {
+  if (!ctx.caller) throw unauthorized();
+  return ctx.caller.userId;
+}

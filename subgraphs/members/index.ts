@@ -1,0 +1,16 @@
+export { RANK, requireRole, requireView, viewerRole } from './members.access.js';
+export {
+  addOwner,
+  joinByInvite,
+  joinCommunity,
+  leaveCommunity,
+  listMembers,
+  getMember,
+  updateMemberRole,
+  removeMember,
+  createInvite,
+  memberCount,
+  memberById,
+} from './members.service.js';
+export type { Member, Role } from './members.service.js';
+export { ROLES } from './members.tables.js';

@@ -1,0 +1,47 @@
+import DataLoader from 'dataloader';
+import { type RequestContext, forbidden, requestScoped, unauthorized } from '../kernel/index.js';
+import * as repo from './members.repository.js';
+import type { Role } from './members.tables.js';
+
+/** owner > admin > moderator > member. */
+export const RANK: Record<Role, number> = { member: 1, moderator: 2, admin: 3, owner: 4 };
+
+const roleLoader = (ctx: RequestContext) =>
+  requestScoped(ctx, 'members.viewerRole', () =>
+    new DataLoader<string, Role | null>(async (communityIds) => {
+      const rows = ctx.caller ? await repo.findForUser(ctx.app.database.db, ctx.caller.userId, communityIds) : [];
+      const byCommunity = new Map(rows.map((r) => [r.communityId, r.role]));
+      return communityIds.map((id) => byCommunity.get(id) ?? null);
+    }),
+  );
+
+/** The caller's role in a community, or null (also for anonymous callers). Batched per request. */
+export function viewerRole(ctx: RequestContext, communityId: string): Promise<Role | null> {
+  return ctx.caller ? roleLoader(ctx).load(communityId) : Promise.resolve(null);
+}
+
+/** Forget the cached role after the caller's membership changed within this request. */
+export function forgetViewerRole(ctx: RequestContext, communityId: string): void {
+  roleLoader(ctx).clear(communityId);
+}
+
+/** The single authorization gate: the caller must be signed in and hold at least `min` in the community. */
+export async function requireRole(ctx: RequestContext, communityId: string, min: Role): Promise<Role> {
+  if (!ctx.caller) throw unauthorized();
+  const role = await viewerRole(ctx, communityId);
+  if (!role || RANK[role] < RANK[min]) throw forbidden(`This needs the ${min} role or above in the tribe.`);
+  return role;
+}
+
+/**
+ * Content of a private tribe is visible to its members only; a public tribe's to anyone.
+ * Returns the caller's role (null for outsiders of a public tribe), or throws `forbidden`.
+ */
+export async function requireView(ctx: RequestContext, community: { id: string; isPublic: boolean }): Promise<Role | null> {
+  const role = await viewerRole(ctx, community.id);
+  if (!community.isPublic && !role) {
+    if (!ctx.caller) throw unauthorized();
+    throw forbidden('This tribe is private: only its members see its content.');
+  }
+  return role;
+}

@@ -1,0 +1,87 @@
+import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { communityInvites, members, type Member, type Role } from './members.tables.js';
+
+/** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
+export async function insertIfAbsent(db: Executor, communityId: string, userId: string, role: Role): Promise<Member | undefined> {
+  const [row] = await db.insert(members).values({ communityId, userId, role }).onConflictDoNothing().returning();
+  return row;
+}
+
+export async function find(db: Executor, communityId: string, userId: string): Promise<Member | undefined> {
+  const [row] = await db
+    .select()
+    .from(members)
+    .where(and(eq(members.communityId, communityId), eq(members.userId, userId)))
+    .limit(1);
+  return row;
+}
+
+export async function findByIds(db: Executor, ids: readonly string[]): Promise<Member[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(members).where(inArray(members.id, [...ids]));
+}
+
+/** The caller's memberships in the given communities. */
+export async function findForUser(db: Executor, userId: string, communityIds: readonly string[]): Promise<Member[]> {
+  if (communityIds.length === 0) return [];
+  return db
+    .select()
+    .from(members)
+    .where(and(eq(members.userId, userId), inArray(members.communityId, [...communityIds])));
+}
+
+export async function countByCommunity(db: Executor, communityIds: readonly string[]): Promise<Map<string, number>> {
+  if (communityIds.length === 0) return new Map();
+  const rows = await db
+    .select({ communityId: members.communityId, n: count() })
+    .from(members)
+    .where(inArray(members.communityId, [...communityIds]))
+    .groupBy(members.communityId);
+  return new Map(rows.map((r) => [r.communityId, Number(r.n)]));
+}
+
+export async function list(
+  db: Executor,
+  communityId: string,
+  filter: { role?: Role; userIds?: string[] },
+  limit: number,
+  offset: number,
+): Promise<Member[]> {
+  return db
+    .select()
+    .from(members)
+    .where(
+      and(
+        eq(members.communityId, communityId),
+        filter.role ? eq(members.role, filter.role) : undefined,
+        filter.userIds ? inArray(members.userId, filter.userIds) : undefined,
+      ),
+    )
+    .orderBy(desc(members.joinedAt), desc(members.id))
+    .limit(limit)
+    .offset(offset);
+}
+
+export async function setRole(db: Executor, id: string, role: Role): Promise<Member> {
+  const [row] = await db.update(members).set({ role }).where(eq(members.id, id)).returning();
+  return row;
+}
+
+export async function remove(db: Executor, id: string): Promise<boolean> {
+  const rows = await db.delete(members).where(eq(members.id, id)).returning({ id: members.id });
+  return rows.length === 1;
+}
+
+export async function insertInvite(db: Executor, code: string, communityId: string, createdBy: string): Promise<void> {
+  await db.insert(communityInvites).values({ code, communityId, createdBy });
+}
+
+export async function findLiveInvite(db: Executor, code: string) {
+  const [row] = await db
+    .select()
+    .from(communityInvites)
+    .where(and(eq(communityInvites.code, code), isNull(communityInvites.revokedAt)))
+    .limit(1);
+  return row;
+}

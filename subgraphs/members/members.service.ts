@@ -1,0 +1,178 @@
+import DataLoader from 'dataloader';
+import { z } from 'zod';
+import type { Executor } from '../../db/src/index.js';
+import { getCommunity, getCommunityByHandle } from '../communities/index.js';
+import { searchUserIds } from '../identity/index.js';
+import {
+  type AppDeps,
+  type RequestContext,
+  conflict,
+  forbidden,
+  invalid,
+  isUuid,
+  notFound,
+  paging,
+  parseInput,
+  randomToken,
+  requestScoped,
+  requireUser,
+  toPage,
+  type Page,
+} from '../kernel/index.js';
+import { emitEvent } from '../platform/index.js';
+import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
+import * as repo from './members.repository.js';
+import { ROLES, type Member, type Role } from './members.tables.js';
+
+export type { Member, Role } from './members.tables.js';
+
+/** Makes the creator the owner; called inside the community's creation transaction. */
+export async function addOwner(tx: Executor, communityId: string, userId: string): Promise<void> {
+  await repo.insertIfAbsent(tx, communityId, userId, 'owner');
+}
+
+async function join(tx: Executor, communityId: string, handle: string, userId: string): Promise<Member> {
+  const created = await repo.insertIfAbsent(tx, communityId, userId, 'member');
+  if (created) {
+    await emitEvent(tx, communityId, 'member.joined', { userId, handle });
+    return created;
+  }
+  return (await repo.find(tx, communityId, userId))!;
+}
+
+/** Joins the tribe an invite code belongs to, inside the caller's transaction (signup). */
+export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, code: string): Promise<Member> {
+  const invite = code.length <= 64 ? await repo.findLiveInvite(tx, code) : undefined;
+  if (!invite) throw invalid('invalid_invite', 'The invite code is unknown or revoked.');
+  const ctx: RequestContext = { app, caller: { userId }, requestId: 'signup' };
+  const community = await getCommunity(ctx, invite.communityId);
+  return join(tx, community.id, community.handle, userId);
+}
+
+/**
+ * Joins a tribe. Public tribes are open; a private tribe needs a live invite code of that tribe.
+ * Joining twice returns the existing membership and emits nothing.
+ */
+export async function joinCommunity(ctx: RequestContext, handle: string, inviteCode?: string | null): Promise<Member> {
+  const userId = requireUser(ctx);
+  const community = await getCommunityByHandle(ctx, handle);
+  const db = ctx.app.database.db;
+  if (!community.isPublic) {
+    const existing = await repo.find(db, community.id, userId);
+    if (existing) return existing;
+    const invite = inviteCode && inviteCode.length <= 64 ? await repo.findLiveInvite(db, inviteCode) : undefined;
+    if (!invite || invite.communityId !== community.id) throw forbidden('This tribe is private: joining needs an invite code.');
+  }
+  const member = await db.transaction((tx) => join(tx, community.id, community.handle, userId));
+  forgetViewerRole(ctx, community.id);
+  return member;
+}
+
+/** Leaves a tribe. The owner cannot leave (delete the tribe instead). */
+export async function leaveCommunity(ctx: RequestContext, handle: string): Promise<boolean> {
+  const userId = requireUser(ctx);
+  const community = await getCommunityByHandle(ctx, handle);
+  await ctx.app.database.db.transaction(async (tx) => {
+    const member = await repo.find(tx, community.id, userId);
+    if (!member) throw notFound('Membership');
+    if (member.role === 'owner') throw conflict('owner_cannot_leave', 'The owner cannot leave the tribe; delete it or hand it over.');
+    await repo.remove(tx, member.id);
+    await emitEvent(tx, community.id, 'member.left', { userId, handle: community.handle });
+  });
+  forgetViewerRole(ctx, community.id);
+  return true;
+}
+
+const listInput = z.object({
+  role: z.enum(ROLES).optional().nullable(),
+  search: z.string().trim().max(100).optional().nullable(),
+  page: z.number().optional().nullable(),
+  perPage: z.number().optional().nullable(),
+});
+
+/** Members of a tribe, newest first, filtered by role and by username or display name. */
+export async function listMembers(ctx: RequestContext, communityId: string, raw: unknown): Promise<Page<Member>> {
+  const community = await getCommunity(ctx, communityId);
+  await requireView(ctx, community);
+  const input = parseInput(listInput, raw);
+  const p = paging(input.page, input.perPage);
+  const userIds = input.search ? await searchUserIds(ctx.app, input.search) : undefined;
+  const rows = await repo.list(ctx.app.database.db, community.id, { role: input.role ?? undefined, userIds }, p.perPage + 1, p.offset);
+  return toPage(rows, p);
+}
+
+/** One member of a tribe by user id. */
+export async function getMember(ctx: RequestContext, communityId: string, userId: string): Promise<Member> {
+  const community = await getCommunity(ctx, communityId);
+  await requireView(ctx, community);
+  if (!isUuid(userId)) throw notFound('Member');
+  const member = await repo.find(ctx.app.database.db, community.id, userId);
+  if (!member) throw notFound('Member');
+  return member;
+}
+
+const roleInput = z.enum(['admin', 'moderator', 'member'], { error: 'role must be admin, moderator or member' });
+
+/**
+ * Changes a member's role. Owner and admins only; `owner` cannot be set; the owner's role cannot be
+ * changed; only the owner grants or takes away `admin`.
+ */
+export async function updateMemberRole(ctx: RequestContext, communityId: string, userId: string, rawRole: unknown): Promise<Member> {
+  const community = await getCommunity(ctx, communityId);
+  const actorRole = await requireRole(ctx, community.id, 'admin');
+  if (rawRole === 'owner') throw invalid('invalid_role', 'The owner role cannot be set.');
+  const role = parseInput(roleInput, rawRole, 'invalid_role');
+  const target = isUuid(userId) ? await repo.find(ctx.app.database.db, community.id, userId) : undefined;
+  if (!target) throw notFound('Member');
+  if (target.role === 'owner') throw forbidden("The owner's role cannot be changed.");
+  if (actorRole !== 'owner' && (target.role === 'admin' || role === 'admin')) {
+    throw forbidden('Only the owner grants or removes the admin role.');
+  }
+  return repo.setRole(ctx.app.database.db, target.id, role);
+}
+
+/** Removes a member at once (their posts stay). Moderators and above, over members of lower rank only. */
+export async function removeMember(ctx: RequestContext, communityId: string, userId: string): Promise<boolean> {
+  const community = await getCommunity(ctx, communityId);
+  const actorRole = await requireRole(ctx, community.id, 'moderator');
+  await ctx.app.database.db.transaction(async (tx) => {
+    const target = isUuid(userId) ? await repo.find(tx, community.id, userId) : undefined;
+    if (!target) throw notFound('Member');
+    if (RANK[target.role] >= RANK[actorRole]) throw forbidden('You can only remove members of a lower role than yours.');
+    await repo.remove(tx, target.id);
+    await emitEvent(tx, community.id, 'member.removed', { userId: target.userId, handle: community.handle });
+  });
+  return true;
+}
+
+/** Creates an invite code for the tribe (moderators and above). */
+export async function createInvite(ctx: RequestContext, communityId: string): Promise<string> {
+  const community = await getCommunity(ctx, communityId);
+  await requireRole(ctx, community.id, 'moderator');
+  const code = randomToken(12);
+  await repo.insertInvite(ctx.app.database.db, code, community.id, ctx.caller!.userId);
+  return code;
+}
+
+/** Member counts per community, batched per request. */
+export function memberCount(ctx: RequestContext, communityId: string): Promise<number> {
+  const loader = requestScoped(ctx, 'members.count', () =>
+    new DataLoader<string, number>(async (ids) => {
+      const counts = await repo.countByCommunity(ctx.app.database.db, ids);
+      return ids.map((id) => counts.get(id) ?? 0);
+    }),
+  );
+  return loader.load(communityId);
+}
+
+/** Members by membership id, batched per request (entity references). */
+export function memberById(ctx: RequestContext, id: string): Promise<Member | null> {
+  const loader = requestScoped(ctx, 'members.byId', () =>
+    new DataLoader<string, Member | null>(async (ids) => {
+      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+  );
+  return loader.load(id);
+}

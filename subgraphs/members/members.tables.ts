@@ -1,0 +1,23 @@
+import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+export const members = pgTable('members', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  communityId: uuid('community_id').notNull(),
+  userId: uuid('user_id').notNull(),
+  role: text('role').$type<Role>().notNull(),
+  xp: integer('xp').notNull().default(0),
+  level: integer('level').notNull().default(1),
+  joinedAt: timestamp('joined_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const communityInvites = pgTable('community_invites', {
+  code: text('code').primaryKey(),
+  communityId: uuid('community_id').notNull(),
+  createdBy: uuid('created_by'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }),
+});
+
+export const ROLES = ['owner', 'admin', 'moderator', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+export type Member = typeof members.$inferSelect;

@@ -1,0 +1,2 @@
+export { emitEvent, events, SUBSCRIBABLE_EVENTS } from './outbox.js';
+export type { EventType } from './outbox.js';

@@ -1,0 +1,88 @@
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { migrate, openDatabase } from '../db/src/index.js';
+import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from './index.js';
+import { toSubgraphError } from './kernel/graphql-errors.js';
+import { type AppConfig, type AppDeps, type Caller, type RequestContext, loadConfig, safeEqual, systemClock } from './kernel/index.js';
+
+const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
+const CALLER_HEADER = 'x-svc-caller';
+
+function callerFrom(header: string | undefined): Caller | null {
+  if (!header) return null;
+  const parsed = JSON.parse(header) as { userId?: unknown };
+  return typeof parsed.userId === 'string' ? { userId: parsed.userId } : null;
+}
+
+/**
+ * Serves one subgraph alone over HTTP for the distributed deployment. Only the gateway may call it:
+ * every request must carry the shared internal secret (checked in constant time), else 401.
+ */
+export async function serveSubgraph(name: SubgraphName, config: AppConfig, port = config.port): Promise<{ port: number; stop(): Promise<void> }> {
+  if (!config.internalSecret) throw new Error('INTERNAL_SECRET is required to serve a subgraph alone');
+  const log = pino({ level: config.logLevel }).child({ subgraph: name });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  await migrate(database);
+  const app: AppDeps = { database, config, clock: systemClock, log };
+  const server = new ApolloServer<RequestContext>({
+    schema: buildSubgraph(name),
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) => {
+      const mapped = toSubgraphError(error as any, log, '');
+      return { message: mapped.message, path: formatted.path, extensions: mapped.extensions };
+    },
+  });
+  await server.start();
+  const http = express();
+  http.disable('x-powered-by');
+  http.use('/graphql', (req, res, next) => {
+    const secret = req.headers[INTERNAL_SECRET_HEADER];
+    if (typeof secret !== 'string' || !safeEqual(secret, config.internalSecret!)) {
+      res.status(401).json({ errors: [{ message: 'Only the gateway may call this subgraph.', extensions: { code: 'UNAUTHENTICATED' } }] });
+      return;
+    }
+    next();
+  });
+  http.use(
+    '/graphql',
+    express.json({ limit: config.bodyLimitBytes }),
+    expressMiddleware(server, {
+      context: async ({ req }) => ({
+        app,
+        caller: callerFrom(req.headers[CALLER_HEADER] as string | undefined),
+        requestId: String(req.headers['x-request-id'] ?? ''),
+      }),
+    }),
+  );
+  const listener = await new Promise<Server>((resolve, reject) => {
+    const s = http.listen(port, config.host, () => resolve(s)).on('error', reject);
+  });
+  const actual = (listener.address() as AddressInfo).port;
+  log.info({ port: actual }, 'subgraph listening');
+  return {
+    port: actual,
+    async stop() {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+      listener.closeAllConnections();
+      await server.stop();
+      await database.close();
+    },
+  };
+}
+
+const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
+if (isMain) {
+  const name = process.argv[2] as SubgraphName;
+  if (!SUBGRAPH_NAMES.includes(name)) {
+    console.error(`usage: node dist/subgraphs/serve.js <${SUBGRAPH_NAMES.join('|')}>`);
+    process.exit(1);
+  }
+  serveSubgraph(name, loadConfig()).catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
