@@ -1,0 +1,53 @@
+// Synchronous verify and sign on node:crypto. Edge runtimes use ./web-crypto.ts instead.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  anySignatureMatches,
+  buildTestHeaders,
+  bytesToHex,
+  formatSignatureHeader,
+  parseEvent,
+  prepareSign,
+  prepareVerification,
+  signatureMismatch,
+  signedContent,
+} from './core.js';
+import type { SignOptions, TestHeadersOptions, VerifyOptions, WebhookEvent, WebhookHeaders } from './types.js';
+
+function hmac(secret: string, content: Uint8Array): Uint8Array {
+  return createHmac('sha256', secret).update(content).digest();
+}
+
+/**
+ * Verifies one delivery and returns its parsed body.
+ *
+ * Checks, in order: the payload is raw, `x-svc-signature` is present and has `t` and `v1`,
+ * `|now - t|` is within `toleranceSeconds` (300), one `v1` equals HMAC-SHA256(secret, `t.rawBody`)
+ * (constant-time), and the body is a JSON object.
+ *
+ * @throws {WebhookVerificationError} with a `code` saying which check failed.
+ * @throws {TypeError} when the options themselves are wrong (no secret, bad tolerance).
+ */
+export function verify<T = Record<string, unknown>>(options: VerifyOptions): WebhookEvent<T> {
+  const { bytes, timestamp, signatures } = prepareVerification(options);
+  const expected = hmac(options.secret, signedContent(timestamp, bytes));
+  if (!anySignatureMatches(expected, signatures, timingSafeEqual)) throw signatureMismatch();
+  return parseEvent<T>(bytes);
+}
+
+/**
+ * Returns the `x-svc-signature` value the service would send for this body and timestamp:
+ * `t=<timestamp>,v1=<lowercase hex HMAC-SHA256>`.
+ */
+export function sign(options: SignOptions): string {
+  const { bytes, timestamp } = prepareSign(options);
+  return formatSignatureHeader(timestamp, bytesToHex(hmac(options.secret, signedContent(timestamp, bytes))));
+}
+
+/**
+ * The three headers of a delivery of `payload`, signed with `secret`, for testing your handler:
+ * send `payload` byte for byte as the body with these headers.
+ */
+export function generateTestHeaders(options: TestHeadersOptions): WebhookHeaders {
+  const { bytes } = prepareSign(options);
+  return buildTestHeaders(options, bytes, sign(options));
+}
