@@ -29,7 +29,8 @@ console.log(url ? `Testing against PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//
 const env = { ...process.env, SVC_TEST_DATABASE_URL: url ?? '', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim() };
 
 const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
-if (typecheck.status !== 0) {
+const typecheckVerifier = spawnSync('npm', ['run', 'typecheck', '-w', 'verifier'], { stdio: 'inherit', env });
+if (typecheck.status !== 0 || typecheckVerifier.status !== 0) {
   console.log('0 passed, 1 failed');
   console.error('Type-check failed.');
   process.exit(1);

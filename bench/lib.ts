@@ -1,0 +1,67 @@
+import autocannon from 'autocannon';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createService, type Service } from '../gateway/src/service.js';
+import { loadConfig } from '../subgraphs/kernel/index.js';
+
+/** The benchmark database: BENCH_DATABASE_URL, else the local test server. */
+export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface LoadResult {
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Drives `url` with autocannon for `seconds` and returns requests per second and p99 latency (ms). */
+export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 16): Promise<LoadResult> {
+  const result = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+}
+
+/** The whole service on the bench database, listening on an ephemeral port. */
+export async function startBenchService(env: Record<string, string> = {}): Promise<{ service: Service; base: string }> {
+  const config = loadConfig({
+    DATABASE_URL: BENCH_DATABASE_URL,
+    LOG_LEVEL: 'silent',
+    COOKIE_SECURE: 'false',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    DATABASE_POOL_SIZE: '10',
+    ...env,
+  });
+  const service = await createService(config, { log: pino({ level: 'silent' }) });
+  const port = await service.listen(0, '127.0.0.1');
+  return { service, base: `http://127.0.0.1:${port}` };
+}
+
+/** A bare node:http server around one handler: the anchor every HTTP figure is compared with. */
+export async function bareServer(handler: (url: URL) => Promise<unknown>): Promise<{ base: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    handler(new URL(req.url ?? '/', 'http://x'))
+      .then((body) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      })
+      .catch(() => {
+        res.writeHead(500);
+        res.end();
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Prints a figure beside its anchor as a ratio. */
+export function report(name: string, subject: LoadResult, anchor: LoadResult, goal?: number): void {
+  const ratio = subject.rps / anchor.rps;
+  console.log(`${name}`);
+  console.log(`  subject: ${subject.rps.toFixed(0)} req/s, p99 ${subject.p99} ms (errors ${subject.errors}, non-2xx ${subject.non2xx})`);
+  console.log(`  anchor : ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
+  console.log(`  ratio  : ${ratio.toFixed(3)}${goal ? ` (goal >= ${goal})` : ''}`);
+}
