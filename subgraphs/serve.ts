@@ -1,4 +1,5 @@
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { Server } from 'node:http';
@@ -12,10 +13,15 @@ import { type AppConfig, type AppDeps, type Caller, type RequestContext, loadCon
 const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
 const CALLER_HEADER = 'x-svc-caller';
 
+/** The caller the gateway passed along (only read after the internal secret matched). */
 function callerFrom(header: string | undefined): Caller | null {
   if (!header) return null;
-  const parsed = JSON.parse(header) as { userId?: unknown };
-  return typeof parsed.userId === 'string' ? { userId: parsed.userId } : null;
+  try {
+    const parsed = JSON.parse(header) as { userId?: unknown };
+    return typeof parsed.userId === 'string' ? { userId: parsed.userId } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -31,6 +37,8 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
   const server = new ApolloServer<RequestContext>({
     schema: buildSubgraph(name),
     includeStacktraceInErrorResponses: false,
+    plugins: [ApolloServerPluginInlineTraceDisabled()],
+    logger: log,
     formatError: (formatted, error) => {
       const mapped = toSubgraphError(error as any, log, '');
       return { message: mapped.message, path: formatted.path, extensions: mapped.extensions };

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadMigrations, migrate, openDatabase } from '../db/src/index.js';
+import { TEST_DATABASE_URL } from './helpers.js';
+
+const describeOnPostgres = TEST_DATABASE_URL ? describe : describe.skip;
+
+describeOnPostgres('migrate on PostgreSQL', () => {
+  const name = `svc_migrate_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  const url = TEST_DATABASE_URL!.replace(/\/[^/]*$/, `/${name}`);
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+  });
+  afterAll(async () => {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  });
+
+  it('applies every migration exactly once when three processes start together', async () => {
+    const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ url, poolSize: 2 })));
+    try {
+      const applied = await Promise.all(dbs.map((db) => migrate(db)));
+      const all = (await loadMigrations()).map((m) => m.version);
+      expect(applied.flat().sort()).toEqual(all.sort());
+      const rows = await dbs[0].pool!.query('select version from schema_migrations order by version');
+      expect(rows.rows.map((r) => r.version)).toEqual(all.sort());
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+    }
+  });
+
+  it('changes nothing when run again', async () => {
+    const db = await openDatabase({ url, poolSize: 1 });
+    try {
+      const before = await db.pool!.query(`select table_name, column_name, data_type from information_schema.columns where table_schema = 'public' order by 1, 2`);
+      expect(await migrate(db)).toEqual([]);
+      const after = await db.pool!.query(`select table_name, column_name, data_type from information_schema.columns where table_schema = 'public' order by 1, 2`);
+      expect(after.rows).toEqual(before.rows);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('migrate on PGlite', () => {
+  it('applies all migrations on an empty embedded database, then nothing', async () => {
+    const db = await openDatabase({ dataDir: 'memory://' });
+    try {
+      const all = (await loadMigrations()).map((m) => m.version);
+      expect(await migrate(db)).toEqual(all);
+      expect(await migrate(db)).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { pino } from 'pino';
+import request from 'supertest';
+import { createService } from '../gateway/src/service.js';
+import { accessToken, createTribe, join, signupUser, testConfig, type TestService } from './helpers.js';
+
+/** The same end-to-end path as on PostgreSQL, on the embedded PGlite the service uses when DATABASE_URL is unset. */
+describe('service on embedded PGlite', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    const config = { ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' };
+    const service = await createService(config, { log: pino({ level: 'silent' }) });
+    t = Object.assign(service, { api: request(service.http) });
+  }, 60_000);
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('runs on PGlite', () => {
+    expect(t.deps.database.kind).toBe('pglite');
+  });
+
+  it('signs up, creates a tribe, joins, posts, comments and lists through REST', async () => {
+    const owner = await signupUser(t);
+    const member = await signupUser(t);
+    const tribe = await createTribe(t, owner);
+    await join(t, member, tribe.handle);
+    const token = await accessToken(t, member);
+    const auth = { authorization: `Bearer ${token}` };
+    const post = await t.api.post(`/v1/communities/${tribe.id}/posts`).set(auth).send({ content: '<b>hello</b>', media_urls: ['https://cdn.example.com/a.png'] });
+    expect(post.status).toBe(201);
+    const comment = await t.api.post(`/v1/communities/${tribe.id}/posts/${post.body.data.id}/comments`).set(auth).send({ content: 'first' });
+    expect(comment.status).toBe(201);
+    const list = await t.api.get(`/v1/communities/${tribe.id}/posts?per_page=10`).set(auth);
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((p: { id: string }) => p.id)).toEqual([post.body.data.id]);
+    expect(list.body.pagination).toEqual({ page: 1, per_page: 10, has_more: false });
+    const members = await t.api.get(`/v1/communities/${tribe.id}/members`).set(auth);
+    expect(members.body.data.map((m: { username: string }) => m.username).sort()).toEqual([owner.username, member.username].sort());
+    const events = await t.deps.database.pglite!.query<{ type: string }>('select type from events where community_id = $1 order by created_at', [tribe.id]);
+    expect(events.rows.map((r) => r.type)).toEqual(['member.joined', 'post.created']);
+  });
+
+  it('keeps one membership when the same user joins concurrently', async () => {
+    const owner = await signupUser(t);
+    const user = await signupUser(t);
+    const tribe = await createTribe(t, owner);
+    await Promise.all(Array.from({ length: 5 }, () => join(t, user, tribe.handle)));
+    const rows = await t.deps.database.pglite!.query<{ n: number }>('select count(*)::int as n from members where community_id = $1 and user_id = $2', [tribe.id, user.id]);
+    expect(rows.rows[0].n).toBe(1);
+  });
+});
