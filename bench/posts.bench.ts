@@ -1,0 +1,81 @@
+// Issue 2: GET /v1/communities/:id/posts?per_page=50 over the real PostgreSQL, beside a bare node:http
+// handler running the one equivalent SQL query in the same run; and SQL statements per list request.
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import { BENCH_DATABASE_URL, bareServer, load, report, startBenchService } from './lib.js';
+
+async function json(base: string, path: string, init: RequestInit = {}) {
+  const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+}
+
+export default async function postsBench(): Promise<void> {
+  const { service, base } = await startBenchService();
+  const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 10 });
+  try {
+    const tag = randomBytes(4).toString('hex');
+    const authors: string[] = [];
+    let token = '';
+    let ownerCookie = '';
+    for (let i = 0; i < 10; i += 1) {
+      const res = await json(base, '/auth/signup', {
+        method: 'POST',
+        body: JSON.stringify({ email: `bench_${tag}_${i}@example.com`, password: 'bench-password-1', username: `b_${tag}_${i}`, displayName: `Bench ${i}` }),
+      });
+      authors.push(res.body.user.id);
+      if (i === 0) ownerCookie = String(res.headers.get('set-cookie')).split(';')[0];
+    }
+    const login = await json(base, '/v1/auth/login', { method: 'POST', body: JSON.stringify({ email: `bench_${tag}_0@example.com`, password: 'bench-password-1' }) });
+    token = login.body.data.access_token;
+    const created = await json(base, '/v1/communities', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: `Bench ${tag}`, handle: `bench-${tag}` }),
+    });
+    const communityId: string = created.body.data.id;
+    void ownerCookie;
+    await pool.query(
+      `insert into posts (community_id, author_id, body, published_at, created_at)
+       select $1, ($2::uuid[])[1 + (g % 10)], '<p>post ' || g || '</p>', now(), now() - (g || ' seconds')::interval
+       from generate_series(1, 500) g`,
+      [communityId, authors],
+    );
+
+    const path = `/v1/communities/${communityId}/posts?per_page=50`;
+    const headers = { authorization: `Bearer ${token}` };
+    const check = await json(base, path, { headers });
+    if (check.status !== 200 || check.body.data.length !== 50) throw new Error(`unexpected response ${check.status}`);
+
+    const statementsFor = async (perPage: number) => {
+      const before = service.deps.database.stats.statements;
+      await json(base, `/v1/communities/${communityId}/posts?per_page=${perPage}`, { headers });
+      return service.deps.database.stats.statements - before;
+    };
+    const s10 = await statementsFor(10);
+    const s50 = await statementsFor(50);
+
+    const bare = await bareServer(async (url) => {
+      const rows = await pool.query(
+        `select p.id, p.community_id, p.author_id, u.username, u.display_name, p.body, p.media_urls, p.visibility, p.status,
+                p.pinned_at, p.published_at, p.created_at, p.updated_at
+         from posts p left join users u on u.id = p.author_id
+         where p.community_id = $1 and p.status = 'published' and p.visibility = any($2)
+         order by p.created_at desc, p.id desc limit $3`,
+        [url.searchParams.get('c'), ['public', 'members', 'paid'], 51],
+      );
+      return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
+    });
+
+    await load(base + path, headers, 2); // warm-up
+    const facade = await load(base + path, headers);
+    await load(`${bare.base}/?c=${communityId}`, {}, 2);
+    const anchor = await load(`${bare.base}/?c=${communityId}`);
+    await bare.close();
+
+    report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.25);
+    console.log(`  SQL statements per list request: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
+  } finally {
+    await pool.end();
+    await service.stop();
+  }
+}
