@@ -14,3 +14,5 @@ export {
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';
+export { awardXp, levelFor, xpForLevel } from './members.xp.js';
+export type { XpAward } from './members.xp.js';
