@@ -1,5 +1,6 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
 import { formatPublicError } from '../../subgraphs/kernel/graphql-errors.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
@@ -45,6 +46,8 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     includeStacktraceInErrorResponses: false,
     introspection: true,
     logger: app.log,
+    // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled()],
   });
   await server.start();
   const execute: Executor = async (ctx, query, variables) => {
