@@ -155,7 +155,7 @@ export async function loginWithTokens(app: AppDeps, raw: unknown): Promise<Token
   return { ...(await issueTokens(app, user.id)), user };
 }
 
-const refreshInput = z.object({ refresh_token: z.string({ error: 'refresh_token is required' }).min(1).max(200) });
+const refreshInput = z.object({ refresh_token: z.string({ error: 'refresh_token is required' }).min(1) });
 
 /**
  * Rotates a refresh token: each works once. Presenting one that was used already revokes its whole
@@ -165,7 +165,8 @@ export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<Toke
   const { refresh_token: token } = parseInput(refreshInput, raw);
   const bad = () => new DomainError('invalid_refresh_token', 401, 'Refresh token is invalid, expired or already used.');
   const now = app.clock();
-  const row = await repo.findRefreshToken(app.database.db, sha256(token));
+  // An over-long string is just another unknown token: 401 like any other, not a 400.
+  const row = token.length <= 200 ? await repo.findRefreshToken(app.database.db, sha256(token)) : undefined;
   if (!row) throw bad();
   if (row.usedAt || row.revokedAt || !(await repo.markRefreshTokenUsed(app.database.db, row.id, now))) {
     await repo.revokeRefreshFamily(app.database.db, row.familyId, now);

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { isUuid } from '../../../subgraphs/kernel/index.js';
 import { HttpError } from '../errors.js';
 
 const one = (req: Request, name: string): string | undefined => {
@@ -30,6 +31,22 @@ export const stringParam = (req: Request, name: string, max = 100): string | und
   if (v !== undefined && v.length > max) throw new HttpError(400, 'invalid_query', `${name} must be at most ${max} characters.`);
   return v;
 };
+
+/** An optional UUID query parameter. */
+export function uuidParam(req: Request, name: string): string | undefined {
+  const v = one(req, name);
+  if (v !== undefined && !isUuid(v)) throw new HttpError(400, 'invalid_query', `${name} must be a UUID.`);
+  return v;
+}
+
+/** An optional query parameter that must be one of `allowed`. */
+export function choiceParam<T extends string>(req: Request, name: string, allowed: readonly T[]): T | undefined {
+  const v = one(req, name);
+  if (v !== undefined && !(allowed as readonly string[]).includes(v)) {
+    throw new HttpError(400, 'invalid_query', `${name} must be one of ${allowed.join(', ')}.`);
+  }
+  return v as T | undefined;
+}
 
 /** The JSON object body of a request, or 400. */
 export function objectBody(req: Request): Record<string, unknown> {

@@ -2,11 +2,12 @@ import express, { Router, type ErrorRequestHandler } from 'express';
 import type { Executor } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { ROLES } from '../../../subgraphs/members/index.js';
 import { accessTokenAuth } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { Docs } from './documents.js';
-import { boolParam, intParam, objectBody, pick, stringParam } from './params.js';
+import { boolParam, choiceParam, intParam, objectBody, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
 
 /** Resource-API error envelope: `{"error": {"code", "message", "details"?}}`. */
@@ -85,7 +86,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
   c.get('/:cid/members', handle(async (req, res) => {
     const vars = {
       communityId: req.params.cid,
-      role: stringParam(req, 'role', 20),
+      role: choiceParam(req, 'role', ROLES),
       search: stringParam(req, 'search'),
       page: intParam(req, 'page'),
       perPage: intParam(req, 'per_page'),
@@ -113,7 +114,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     const vars = {
       communityId: req.params.cid,
       pinned: boolParam(req, 'pinned'),
-      authorId: stringParam(req, 'author_id', 36),
+      authorId: uuidParam(req, 'author_id'),
       page: intParam(req, 'page'),
       perPage: intParam(req, 'per_page'),
     };
