@@ -1,12 +1,15 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLSchema } from 'graphql';
+import * as commerce from './commerce/commerce.resolvers.js';
 import * as communities from './communities/communities.resolvers.js';
 import * as content from './content/content.resolvers.js';
+import * as events from './events/events.resolvers.js';
 import * as identity from './identity/identity.resolvers.js';
 import * as members from './members/members.resolvers.js';
+import * as platform from './platform/platform.resolvers.js';
 
 /** Every domain subgraph, by name. */
-export const SUBGRAPHS = { identity, communities, members, content } as const;
+export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform } as const;
 export type SubgraphName = keyof typeof SUBGRAPHS;
 export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
 

@@ -8,19 +8,28 @@ import { pino } from 'pino';
 import { migrate, openDatabase } from '../db/src/index.js';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from './index.js';
 import { toSubgraphError } from './kernel/graphql-errors.js';
-import { type AppConfig, type AppDeps, type Caller, type RequestContext, loadConfig, safeEqual, systemClock } from './kernel/index.js';
+import { type ApiKeyCaller, type AppConfig, type AppDeps, type Caller, type RequestContext, loadConfig, safeEqual, systemClock } from './kernel/index.js';
 
 const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
 const CALLER_HEADER = 'x-svc-caller';
 
-/** The caller the gateway passed along (only read after the internal secret matched). */
-function callerFrom(header: string | undefined): Caller | null {
-  if (!header) return null;
+/**
+ * The caller the gateway passed along (only read after the internal secret matched):
+ * `{userId?, apiKey?: {id, communityId, scopes}}`.
+ */
+function callerFrom(header: string | undefined): { caller: Caller | null; apiKey: ApiKeyCaller | null } {
+  const none = { caller: null, apiKey: null };
+  if (!header) return none;
   try {
-    const parsed = JSON.parse(header) as { userId?: unknown };
-    return typeof parsed.userId === 'string' ? { userId: parsed.userId } : null;
+    const parsed = JSON.parse(header) as { userId?: unknown; apiKey?: { id?: unknown; communityId?: unknown; scopes?: unknown } };
+    const key = parsed.apiKey;
+    const apiKey =
+      key && typeof key.id === 'string' && typeof key.communityId === 'string' && Array.isArray(key.scopes) && key.scopes.every((s) => typeof s === 'string')
+        ? { id: key.id, communityId: key.communityId, scopes: key.scopes as string[] }
+        : null;
+    return { caller: typeof parsed.userId === 'string' ? { userId: parsed.userId } : null, apiKey };
   } catch {
-    return null;
+    return none;
   }
 }
 
@@ -61,7 +70,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
     expressMiddleware(server, {
       context: async ({ req }) => ({
         app,
-        caller: callerFrom(req.headers[CALLER_HEADER] as string | undefined),
+        ...callerFrom(req.headers[CALLER_HEADER] as string | undefined),
         requestId: String(req.headers['x-request-id'] ?? ''),
       }),
     }),

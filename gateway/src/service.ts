@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { migrate, openDatabase } from '../../db/src/index.js';
-import { createHttpApp } from '../../rest-facade/src/app.js';
+import { closeHttpApp, createHttpApp } from '../../rest-facade/src/app.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../../subgraphs/kernel/index.js';
 import { createGraph, type Graph } from './graph.js';
 
@@ -47,6 +47,7 @@ export async function createService(config: AppConfig, options: ServiceOptions =
       async stop() {
         await new Promise<void>((resolve) => (service.server ? service.server.close(() => resolve()) : resolve()));
         service.server?.closeAllConnections?.();
+        await closeHttpApp(http);
         await graph.stop();
         await database.close();
       },

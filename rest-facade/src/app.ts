@@ -1,5 +1,6 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import cookieParser from 'cookie-parser';
+import { readFileSync } from 'node:fs';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Graph } from '../../gateway/src/graph.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
@@ -7,6 +8,7 @@ import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
 import { HttpError, toHttpError } from './errors.js';
 import { contextOf, requestLogging } from './http.js';
+import { platformRouter } from './platform/router.js';
 import { resourceRouter } from './resource/router.js';
 
 /** Errors before GraphQL execution (malformed JSON, oversized body) in the GraphQL envelope. */
@@ -18,9 +20,19 @@ const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
 
 const RESOURCE_PATH = /^\/(auth|communities)(\/|$)/;
 
+/** The Platform API contract (OpenAPI 3.1), served as committed. */
+const OPENAPI = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
+
+const closers = new WeakMap<Express, () => Promise<void>>();
+
+/** Releases what the HTTP app holds open besides the database (the rate limiter's Redis connection). */
+export async function closeHttpApp(http: Express): Promise<void> {
+  await closers.get(http)?.();
+}
+
 /**
- * The one HTTP app: health checks, `/graphql` (gateway), the resource API and the Application REST routes,
- * each surface with its own error envelope.
+ * The one HTTP app: health checks, `/graphql` (gateway), the Platform API, the resource API and the
+ * Application REST routes, each surface with its own error envelope.
  */
 export function createHttpApp(app: AppDeps, graph: Graph): Express {
   const http = express();
@@ -42,8 +54,15 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
     }
   });
 
+  http.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(OPENAPI);
+  });
+
+  // /v1/auth* and /v1/communities* are the resource API; every other /v1 path is the Platform API (typed 404 included).
   const resource = resourceRouter(app, graph.execute);
-  http.use('/v1', (req, res, next) => (RESOURCE_PATH.test(req.path) ? resource(req, res, next) : next()));
+  const platform = platformRouter(app, graph.execute);
+  closers.set(http, platform.close);
+  http.use('/v1', (req, res, next) => (RESOURCE_PATH.test(req.path) ? resource(req, res, next) : platform.router(req, res, next)));
 
   const graphqlRouter = express.Router();
   graphqlRouter.use(

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { comments, posts, type Comment, type Post, type Visibility } from './content.tables.js';
 
@@ -32,6 +32,17 @@ export async function listPosts(
       ),
     )
     .orderBy(desc(posts.createdAt), desc(posts.id))
+    .limit(limit)
+    .offset(offset);
+}
+
+/** Published public posts of a tribe by publication date (creation date when none), newest first. */
+export async function listPublicPublished(db: Executor, communityId: string, limit: number, offset: number): Promise<Post[]> {
+  return db
+    .select()
+    .from(posts)
+    .where(and(eq(posts.communityId, communityId), eq(posts.status, 'published'), eq(posts.visibility, 'public')))
+    .orderBy(desc(sql`coalesce(${posts.publishedAt}, ${posts.createdAt})`), desc(posts.id))
     .limit(limit)
     .offset(offset);
 }

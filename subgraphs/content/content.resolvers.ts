@@ -13,6 +13,7 @@ export const resolvers = {
     posts: (_: unknown, a: Args, ctx: RequestContext) => service.listPosts(ctx, a.communityId, a),
     post: (_: unknown, a: Args, ctx: RequestContext) => service.getPost(ctx, a.id, a.communityId),
     comments: (_: unknown, a: Args, ctx: RequestContext) => service.listComments(ctx, a.communityId, a.postId, a),
+    platformPosts: (_: unknown, a: Args, ctx: RequestContext) => service.platformPosts(ctx, a),
   },
   Mutation: {
     createPost: (_: unknown, a: Args, ctx: RequestContext) => service.createPost(ctx, a.communityId, a.input),

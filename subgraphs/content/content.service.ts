@@ -13,9 +13,12 @@ import {
   requestScoped,
   toPage,
   type Page,
+  platformPaging,
+  toPlatformPage,
+  type PlatformPage,
 } from '../kernel/index.js';
 import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
-import { emitEvent } from '../platform/index.js';
+import { emitEvent, requireScope } from '../platform/index.js';
 import * as repo from './content.repository.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
@@ -237,3 +240,13 @@ export async function createComment(
 
 /** A post by id without a visibility check, for entity references from other subgraphs (ids come from us). */
 export const postById = (ctx: RequestContext, id: string): Promise<Post | null> => postLoader(ctx).load(id);
+
+/**
+ * Platform API (`posts:read`): published PUBLIC posts of the key's tribe, newest publication first.
+ * Members-only and paid posts, and drafts, are never read over a key.
+ */
+export async function platformPosts(ctx: RequestContext, raw: { page?: number | null; pageSize?: number | null }): Promise<PlatformPage<Post>> {
+  const communityId = requireScope(ctx, 'posts:read');
+  const p = platformPaging(raw.page, raw.pageSize);
+  return toPlatformPage(await repo.listPublicPublished(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
+}

@@ -45,6 +45,12 @@ export async function linkIdpSubject(db: Executor, userId: string, subject: stri
   await db.update(users).set({ idpSubject: subject }).where(and(eq(users.id, userId), isNull(users.idpSubject)));
 }
 
+/** The user with exactly this username (usernames are unique and lower case). */
+export async function findUserByUsername(db: Executor, username: string): Promise<User | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.username, username)).limit(1);
+  return row && toUser(row);
+}
+
 /** Ids of users whose username or display name contains `term` (case-insensitive). */
 export async function searchUserIds(db: Executor, term: string): Promise<string[]> {
   const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -117,6 +117,12 @@ export async function me(ctx: RequestContext): Promise<User> {
 export const findUsersByIds = (app: AppDeps, ids: readonly string[]) => repo.findUsersByIds(app.database.db, ids);
 export const searchUserIds = (app: AppDeps, term: string) => repo.searchUserIds(app.database.db, term);
 
+/** The user with this username, or null (anything that is not a valid username is simply unknown). */
+export async function findUserByUsername(app: AppDeps, username: string): Promise<User | null> {
+  if (typeof username !== 'string' || !/^[a-z0-9_]{3,30}$/.test(username)) return null;
+  return (await repo.findUserByUsername(app.database.db, username)) ?? null;
+}
+
 // ---- resource API tokens ----
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;

@@ -7,6 +7,7 @@ export {
   me,
   findUsersByIds,
   searchUserIds,
+  findUserByUsername,
   issueTokens,
   loginWithTokens,
   refreshTokensFor,

@@ -38,6 +38,9 @@ const schema = z
     SUBGRAPH_URLS: subgraphUrls.optional(),
     INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(100 * 1024),
+    RATE_LIMIT_ENABLED: bool.default(true),
+    RATE_LIMIT_PER_MINUTE: int(1, 1_000_000_000).default(120),
+    RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   })
   .superRefine((c, ctx) => {
     if (c.SUBGRAPH_URLS && !c.INTERNAL_SECRET) {
@@ -65,6 +68,11 @@ export interface AppConfig {
   subgraphUrls?: Record<string, string>;
   internalSecret?: string;
   bodyLimitBytes: number;
+  /**
+   * Platform API rate limit per key, in a fixed 60-second window. `enabled: false` exists for benchmarks
+   * only (it measures the limiter's cost); `redisUrl` shares one counter across processes.
+   */
+  rateLimit: { enabled: boolean; perMinute: number; redisUrl?: string };
 }
 
 export class ConfigError extends Error {}
@@ -94,5 +102,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    rateLimit: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED, perMinute: e.RATE_LIMIT_PER_MINUTE, redisUrl: e.RATE_LIMIT_REDIS_URL }),
   });
 }

@@ -8,6 +8,16 @@ export interface Caller {
   userId: string;
 }
 
+/**
+ * The Platform API key a request is made with: it authenticates a key of one tribe, not a user.
+ * Set only by the Platform API (`/v1`) after the key was checked; absent everywhere else.
+ */
+export interface ApiKeyCaller {
+  id: string;
+  communityId: string;
+  scopes: string[];
+}
+
 /** A source of the current time, injectable so tests drive schedules without fake timers. */
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
@@ -25,6 +35,8 @@ export interface RequestContext {
   app: AppDeps;
   caller: Caller | null;
   requestId: string;
+  /** The API key of a Platform API request; absent (or null) on every other surface. */
+  apiKey?: ApiKeyCaller | null;
 }
 
 const perRequest = new WeakMap<object, Map<string, unknown>>();

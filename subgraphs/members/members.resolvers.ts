@@ -13,6 +13,8 @@ export const resolvers = {
   Query: {
     members: (_: unknown, a: Args, ctx: RequestContext) => service.listMembers(ctx, a.communityId, a),
     member: (_: unknown, a: Args, ctx: RequestContext) => service.getMember(ctx, a.communityId, a.userId),
+    platformMembers: (_: unknown, a: Args, ctx: RequestContext) => service.platformMembers(ctx, a),
+    platformMember: (_: unknown, a: Args, ctx: RequestContext) => service.platformMember(ctx, a.username),
   },
   Mutation: {
     joinCommunity: (_: unknown, a: Args, ctx: RequestContext) => service.joinCommunity(ctx, a.handle, a.inviteCode),

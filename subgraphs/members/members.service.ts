@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { getCommunity, getCommunityByHandle } from '../communities/index.js';
-import { searchUserIds } from '../identity/index.js';
+import { findUserByUsername, searchUserIds } from '../identity/index.js';
 import {
   type AppDeps,
   type RequestContext,
@@ -18,8 +18,11 @@ import {
   requireUser,
   toPage,
   type Page,
+  platformPaging,
+  toPlatformPage,
+  type PlatformPage,
 } from '../kernel/index.js';
-import { emitEvent } from '../platform/index.js';
+import { emitEvent, requireScope } from '../platform/index.js';
 import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
 import * as repo from './members.repository.js';
 import { ROLES, type Member, type Role } from './members.tables.js';
@@ -175,4 +178,23 @@ export function memberById(ctx: RequestContext, id: string): Promise<Member | nu
     }),
   );
   return loader.load(id);
+}
+
+/** Platform API (`members:read`): members of the key's tribe, newest first, paged by clamped offset. */
+export async function platformMembers(
+  ctx: RequestContext,
+  raw: { page?: number | null; pageSize?: number | null },
+): Promise<PlatformPage<Member>> {
+  const communityId = requireScope(ctx, 'members:read');
+  const p = platformPaging(raw.page, raw.pageSize);
+  return toPlatformPage(await repo.list(ctx.app.database.db, communityId, {}, p.pageSize, p.offset), p);
+}
+
+/** Platform API (`members:read`): a member of the key's tribe by username; `not_found` when absent or elsewhere. */
+export async function platformMember(ctx: RequestContext, username: string): Promise<Member> {
+  const communityId = requireScope(ctx, 'members:read');
+  const user = await findUserByUsername(ctx.app, username);
+  const member = user ? await repo.find(ctx.app.database.db, communityId, user.id) : undefined;
+  if (!member) throw notFound('Member');
+  return member;
 }

@@ -6,6 +6,8 @@ import { SESSION_COOKIE, sessionAuth, sessionCookie } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { objectBody } from '../resource/params.js';
+import { webhookRoutes } from './webhooks.js';
+import { apiKeysRouter } from './api-keys.js';
 
 /** Application-API error envelope: flat `{"error": "<code>"}`. */
 export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
@@ -54,5 +56,7 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
       createdAt: post.createdAt,
     });
   }));
+  r.use(apiKeysRouter(app, run));
+  r.use('/communities/:handle/webhooks', signedIn, webhookRoutes(app, run));
   return r;
 }

@@ -1,0 +1,36 @@
+import DataLoader from 'dataloader';
+import {
+  type RequestContext,
+  isUuid,
+  platformPaging,
+  requestScoped,
+  toPlatformPage,
+  type PlatformPage,
+} from '../kernel/index.js';
+import { requireScope } from '../platform/index.js';
+import * as repo from './commerce.repository.js';
+import type { Order } from './commerce.tables.js';
+
+export type { Order, OrderStatus } from './commerce.tables.js';
+
+/** Platform API (`orders:read`): orders of the key's tribe, newest first. */
+export async function platformOrders(
+  ctx: RequestContext,
+  raw: { page?: number | null; pageSize?: number | null },
+): Promise<PlatformPage<Order>> {
+  const communityId = requireScope(ctx, 'orders:read');
+  const p = platformPaging(raw.page, raw.pageSize);
+  return toPlatformPage(await repo.listOrders(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
+}
+
+/** An order by id without an access check, for entity references from other subgraphs (batched per request). */
+export function orderById(ctx: RequestContext, id: string): Promise<Order | null> {
+  const loader = requestScoped(ctx, 'commerce.orderById', () =>
+    new DataLoader<string, Order | null>(async (ids) => {
+      const rows = await repo.findOrdersByIds(ctx.app.database.db, ids.filter(isUuid));
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+  );
+  return loader.load(id);
+}
