@@ -6,7 +6,6 @@ import { SESSION_COOKIE, sessionAuth, sessionCookie } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { objectBody } from '../resource/params.js';
-import { webhookRoutes } from './webhooks.js';
 import { apiKeysRouter } from './api-keys.js';
 
 /** Application-API error envelope: flat `{"error": "<code>"}`. */
@@ -57,6 +56,5 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
     });
   }));
   r.use(apiKeysRouter(app, run));
-  r.use('/communities/:handle/webhooks', signedIn, webhookRoutes(app, run));
   return r;
 }
