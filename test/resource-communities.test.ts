@@ -313,7 +313,7 @@ describe('resource API communities', () => {
       expect((await snapshot(tribe.id)).description).toBe('By the admin');
     });
 
-    it.each(['member', 'moderator', 'outsider'] as const)('answers 403 forbidden to a %s and changes nothing', async (who) => {
+    it.each(['member', 'moderator', 'outsider'] as const)('answers 403 forbidden to the %s and changes nothing', async (who) => {
       const staff = await staffedTribe();
       const before = await snapshot(staff.tribe.id);
       const res = await t.api.patch(`/v1/communities/${staff.tribe.id}`).set(as(staff[who])).send({ name: 'Hijacked' });
@@ -404,7 +404,7 @@ describe('resource API communities', () => {
       expect([await countIn('communities', other), await countIn('members', other), await countIn('posts', other), await countIn('comments', other)]).toEqual([1, 4, 1, 2]);
     });
 
-    it.each(['admin', 'moderator', 'member', 'outsider'] as const)('answers 403 forbidden to a %s and deletes nothing', async (who) => {
+    it.each(['admin', 'moderator', 'member', 'outsider'] as const)('answers 403 forbidden to the %s and deletes nothing', async (who) => {
       const staff = await populated();
       expectError(await t.api.delete(`/v1/communities/${staff.tribe.id}`).set(as(staff[who])), 403, 'forbidden');
       expect([await countIn('communities', staff.tribe.id), await countIn('members', staff.tribe.id), await countIn('posts', staff.tribe.id)]).toEqual([1, 4, 1]);

@@ -418,7 +418,10 @@ describe('resource API posts', () => {
       expect(await commentCount(post.id)).toBe(0);
     });
 
-    it.each(['member2', 'outsider'] as const)('answers 403 forbidden to a %s and deletes nothing', async (who) => {
+    it.each<[string, Who]>([
+      ['another member', 'member2'],
+      ['an outsider', 'outsider'],
+    ])('answers 403 forbidden to %s and deletes nothing', async (_name, who) => {
       const s = await staffedTribe();
       const post = await discussed(s);
       expectError(await del(s.tribe.id, post.id, s[who]), 403, 'forbidden');
