@@ -223,3 +223,28 @@ describe('transactional outbox (events table)', () => {
     });
   });
 });
+
+describe('post.created for a published draft', () => {
+  it('is written once when a draft is published, never again on later edits', async () => {
+    const { startService, signupUser, createTribe, gql } = await import('./helpers.js');
+    const { sql } = await import('drizzle-orm');
+    const t = await startService();
+    try {
+      const owner = await signupUser(t);
+      const tribe = await createTribe(t, owner);
+      const draft = await gql(t, owner, 'mutation($c: ID!){ createPost(communityId: $c, input: {content: "d", status: "draft"}){ id } }', { c: tribe.id });
+      const id = draft.data.createPost.id;
+      const count = async () =>
+        ((await t.deps.database.db.execute(sql`select count(*)::int as n from events where type = 'post.created' and data->>'postId' = ${id}`)) as unknown as { rows: Array<{ n: number }> }).rows[0].n;
+      expect(await count()).toBe(0);
+      const publish = 'mutation($id: ID!, $s: String){ updatePost(id: $id, input: {status: $s}){ status } }';
+      expect((await gql(t, owner, publish, { id, s: 'published' })).data.updatePost.status).toBe('published');
+      expect(await count()).toBe(1);
+      await gql(t, owner, publish, { id, s: 'draft' });
+      await gql(t, owner, publish, { id, s: 'published' });
+      expect(await count()).toBe(1);
+    } finally {
+      await t.stop();
+    }
+  });
+});

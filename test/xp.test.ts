@@ -22,7 +22,7 @@ describe('XP and levels', () => {
     });
 
     const memberRow = async (communityId: string, userId: string) =>
-      (await t.deps.database.db.execute(sql`select xp, level from members where community_id = ${communityId} and user_id = ${userId}`)).rows[0];
+      ((await t.deps.database.db.execute(sql`select xp, level from members where community_id = ${communityId} and user_id = ${userId}`)) as unknown as { rows: unknown[] }).rows[0];
 
     it('moves xp and level once per source key, even when retried concurrently', async () => {
       const owner = await signupUser(t);
@@ -51,7 +51,7 @@ describe('XP and levels', () => {
         }),
       ).rejects.toThrow('boom');
       expect(await memberRow(tribe.id, owner.id)).toEqual({ xp: 0, level: 1 });
-      const awards = await t.deps.database.db.execute(sql`select count(*)::int as n from xp_awards where source_key = ${key}`);
+      const awards = (await t.deps.database.db.execute(sql`select count(*)::int as n from xp_awards where source_key = ${key}`)) as unknown as { rows: unknown[] };
       expect(awards.rows[0]).toEqual({ n: 0 });
     });
   });

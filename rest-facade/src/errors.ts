@@ -36,10 +36,22 @@ export function unwrap<T = Record<string, any>>(result: ExecutionResult): T {
     if (typeof ext.status === 'number' && typeof ext.code === 'string' && ext.status < 500) {
       throw new HttpError(ext.status, ext.code, first.message, ext.details);
     }
-    if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') {
-      throw new HttpError(400, 'invalid_input', first.message);
-    }
+    if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') throw inputError(first.message);
     throw new HttpError(500, 'internal_error', 'Internal server error.');
   }
   return result.data as T;
+}
+
+/**
+ * A GraphQL variable-coercion message (`Variable "$input" got invalid value 5 at "input.category"; String cannot
+ * represent a non string value: 5`) in the words of the REST body: the field and what is wrong with it.
+ */
+function inputError(message: string): HttpError {
+  const match = /^Variable "\$(\w+)" got invalid value .*? at "([^"]+)"; (.*)$/s.exec(message)
+    ?? /^Variable "\$(\w+)" got invalid value .*?; (.*)$/s.exec(message);
+  if (!match) return new HttpError(400, 'invalid_input', 'The request has a value of the wrong type.');
+  const path = match.length === 4 ? match[2].replace(/^input\./, '') : match[1];
+  const field = path.replace(/([A-Z])/g, (c) => `_${c.toLowerCase()}`);
+  const reason = (match.length === 4 ? match[3] : match[2]).replace(/Field "(\w+)"/g, '$1').slice(0, 200);
+  return new HttpError(400, 'invalid_input', `${field}: ${reason}`, [{ field, message: reason }]);
 }

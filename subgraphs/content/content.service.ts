@@ -183,7 +183,15 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   }
   if (input.isPinned !== undefined) patch.pinnedAt = input.isPinned ? (post.pinnedAt ?? ctx.app.clock()) : null;
   if (Object.keys(patch).length === 0) throw invalid('empty', 'Send at least one field to change.');
-  const updated = await repo.updatePost(ctx.app.database.db, post.id, patch);
+  const community = await getCommunity(ctx, post.communityId);
+  const updated = await ctx.app.database.db.transaction(async (tx) => {
+    const row = await repo.updatePost(tx, post.id, patch);
+    // A draft becoming published is when the tribe hears of it, exactly once (publishedAt is set once).
+    if (patch.publishedAt) {
+      await emitEvent(tx, community.id, 'post.created', { postId: row.id, authorId: row.authorId, handle: community.handle });
+    }
+    return row;
+  });
   postLoader(ctx).clear(id).prime(id, updated);
   return updated;
 }

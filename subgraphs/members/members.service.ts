@@ -78,7 +78,7 @@ export async function leaveCommunity(ctx: RequestContext, handle: string): Promi
   await ctx.app.database.db.transaction(async (tx) => {
     const member = await repo.find(tx, community.id, userId);
     if (!member) throw notFound('Membership');
-    if (member.role === 'owner') throw conflict('owner_cannot_leave', 'The owner cannot leave the tribe; delete it or hand it over.');
+    if (member.role === 'owner') throw conflict('owner_cannot_leave', 'The owner cannot leave the tribe; delete the tribe instead.');
     await repo.remove(tx, member.id);
     await emitEvent(tx, community.id, 'member.left', { userId, handle: community.handle });
   });
@@ -114,7 +114,7 @@ export async function getMember(ctx: RequestContext, communityId: string, userId
   return member;
 }
 
-const roleInput = z.enum(['admin', 'moderator', 'member'], { error: 'role must be admin, moderator or member' });
+const roleInput = z.enum(['admin', 'moderator', 'member'], { error: 'role is required: admin, moderator or member' });
 
 /**
  * Changes a member's role. Owner and admins only; `owner` cannot be set; the owner's role cannot be

@@ -19,7 +19,7 @@ export const Docs = {
   listMembers: `query ListMembers($communityId: ID!, $role: String, $search: String, $page: Int, $perPage: Int) {
     members(communityId: $communityId, role: $role, search: $search, page: $page, perPage: $perPage) { items { ${MEMBER} } ${PAGE} } }`,
   getMember: `query GetMember($communityId: ID!, $userId: ID!) { member(communityId: $communityId, userId: $userId) { ${MEMBER} } }`,
-  updateMemberRole: `mutation UpdateMemberRole($communityId: ID!, $userId: ID!, $role: String!) {
+  updateMemberRole: `mutation UpdateMemberRole($communityId: ID!, $userId: ID!, $role: String) {
     updateMemberRole(communityId: $communityId, userId: $userId, role: $role) { ${MEMBER} } }`,
   removeMember: `mutation RemoveMember($communityId: ID!, $userId: ID!) { removeMember(communityId: $communityId, userId: $userId) }`,
 

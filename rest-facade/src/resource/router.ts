@@ -110,6 +110,13 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
 
   // ---- posts and comments ----
   const postFields = { content: 'content', media_urls: 'mediaUrls', is_pinned: 'isPinned', visibility: 'visibility', status: 'status' };
+  const postInput = (body: Record<string, unknown>) => {
+    // GraphQL would quietly turn a lone string into a one-item list; the REST contract says array.
+    if ('media_urls' in body && !Array.isArray(body.media_urls)) {
+      throw new HttpError(400, 'invalid_input', 'media_urls: must be an array of URLs.', [{ field: 'media_urls', message: 'must be an array of URLs' }]);
+    }
+    return pick(body, postFields);
+  };
   c.get('/:cid/posts', handle(async (req, res) => {
     const vars = {
       communityId: req.params.cid,
