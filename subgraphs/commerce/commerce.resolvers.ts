@@ -1,5 +1,6 @@
 import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
 import type { RequestContext } from '../kernel/index.js';
+import { markOrderPaidManually } from './checkout.js';
 import * as service from './commerce.service.js';
 import type { Order } from './commerce.tables.js';
 
@@ -11,6 +12,9 @@ export const resolvers = {
   DateTime,
   Query: {
     platformOrders: (_: unknown, a: Args, ctx: RequestContext) => service.platformOrders(ctx, a),
+  },
+  Mutation: {
+    markOrderPaid: (_: unknown, a: Args, ctx: RequestContext) => markOrderPaidManually(ctx, a.orderId),
   },
   Order: {
     __resolveReference: (r: { id: string }, ctx: RequestContext) => service.orderById(ctx, r.id),

@@ -1,3 +1,14 @@
 export { platformOrders, orderById } from './commerce.service.js';
 export type { Order, OrderStatus } from './commerce.service.js';
 export { ORDER_STATUSES } from './commerce.tables.js';
+export {
+  ensurePendingOrder,
+  registerFulfilment,
+  markOrderPaid,
+  markOrderPaidManually,
+  checkoutProvider,
+  useCheckoutProvider,
+  manualCheckout,
+} from './checkout.js';
+export type { ItemType, PendingOrderInput, FulfilmentHandler, CheckoutInfo, CheckoutProvider } from './checkout.js';
+export { toCents, fromCents, priceSchema, currencySchema, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { z } from 'zod';
+import type { Executor } from '../../db/src/index.js';
 import { addOwner, requireRole } from '../members/index.js';
 import {
   type RequestContext,
@@ -64,6 +65,13 @@ export async function getCommunity(ctx: RequestContext, id: string): Promise<Com
   const community = await findCommunity(ctx, id);
   if (!community) throw notFound('Community');
   return community;
+}
+
+/** A community read through `db` (for example inside a transaction) outside any request; null when missing. */
+export async function findCommunityWith(db: Executor, id: string): Promise<Community | null> {
+  if (!isUuid(id)) return null;
+  const [row] = await repo.findByIds(db, [id]);
+  return row ?? null;
 }
 
 /** A community by handle (case-insensitive), or `not_found`. */

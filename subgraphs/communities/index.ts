@@ -1,5 +1,6 @@
 export {
   findCommunity,
+  findCommunityWith,
   getCommunity,
   getCommunityByHandle,
   listCommunities,

@@ -1,0 +1,154 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { findCommunityWith } from '../communities/index.js';
+import { type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
+import { requireRole } from '../members/index.js';
+import { emitEvent } from '../platform/index.js';
+import { orderById } from './commerce.service.js';
+import { orders, type Order } from './commerce.tables.js';
+
+/** What an order can buy. */
+export type ItemType = 'course' | 'challenge' | 'event';
+
+export interface PendingOrderInput {
+  communityId: string;
+  buyerId: string;
+  itemType: ItemType;
+  itemId: string;
+  /** Integer cents, above 0. */
+  amountCents: number;
+  /** ISO 4217, upper case. */
+  currency: string;
+}
+
+/**
+ * The buyer's pending order for the item, created when there is none. Safe under concurrency: the partial
+ * unique index `orders_pending_item_key` (buyer, item) where pending lets only one exist, so callers racing
+ * each other all get the same order. An existing pending order is returned as it is (its amount included).
+ */
+export async function ensurePendingOrder(tx: Executor, input: PendingOrderInput): Promise<{ order: Order; created: boolean }> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const [inserted] = await tx
+      .insert(orders)
+      .values({
+        communityId: input.communityId,
+        buyerId: input.buyerId,
+        productType: input.itemType,
+        productId: input.itemId,
+        amountCents: input.amountCents,
+        currency: input.currency,
+        status: 'pending',
+      })
+      .onConflictDoNothing({ target: [orders.buyerId, orders.productType, orders.productId], where: sql`status = 'pending'` })
+      .returning();
+    if (inserted) return { order: inserted, created: true };
+    const [existing] = await tx
+      .select()
+      .from(orders)
+      .where(
+        and(
+          eq(orders.buyerId, input.buyerId),
+          eq(orders.productType, input.itemType),
+          eq(orders.productId, input.itemId),
+          eq(orders.status, 'pending'),
+        ),
+      )
+      .limit(1);
+    if (existing) return { order: existing, created: false };
+    // The pending order was paid between the two statements: the next insert creates a new one.
+  }
+  throw new Error('ensurePendingOrder: no stable pending order after 3 attempts');
+}
+
+/**
+ * Grants what a paid order buys (activates the enrollment, confirms the registration). Runs inside the
+ * transaction that marks the order paid; throwing rolls the payment back too.
+ */
+export type FulfilmentHandler = (tx: Executor, order: Order, paidAt: Date) => Promise<void>;
+
+const fulfilments = new Map<string, FulfilmentHandler>();
+
+/** Registers the fulfilment of one item type (one handler per type; registering again replaces it). */
+export function registerFulfilment(itemType: ItemType, handler: FulfilmentHandler): void {
+  fulfilments.set(itemType, handler);
+}
+
+/**
+ * Marks a pending order paid, runs its item type's fulfilment and emits `order.paid`, all in `tx` (all or
+ * nothing). Idempotent: an order already paid changes nothing and returns `changed: false`. An unknown order
+ * is `not_found`; a failed or refunded one is `order_not_payable` (409).
+ */
+export async function markOrderPaid(tx: Executor, orderId: string, paidAt: Date = new Date()): Promise<{ order: Order; changed: boolean }> {
+  if (!isUuid(orderId)) throw notFound('Order');
+  const [paid] = await tx
+    .update(orders)
+    .set({ status: 'paid', paidAt, updatedAt: paidAt })
+    .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
+    .returning();
+  if (!paid) {
+    const [existing] = await tx.select().from(orders).where(eq(orders.id, orderId)).limit(1);
+    if (!existing) throw notFound('Order');
+    if (existing.status === 'paid') return { order: existing, changed: false };
+    throw conflict('order_not_payable', `The order is ${existing.status} and cannot be paid.`);
+  }
+  const fulfil = fulfilments.get(paid.productType);
+  if (!fulfil) throw new Error(`no fulfilment is registered for orders of ${paid.productType}`);
+  await fulfil(tx, paid, paidAt);
+  const community = await findCommunityWith(tx, paid.communityId);
+  await emitEvent(tx, paid.communityId, 'order.paid', {
+    orderId: paid.id,
+    userId: paid.buyerId,
+    amount: paid.amountCents,
+    currency: paid.currency,
+    productType: paid.productType,
+    productId: paid.productId,
+    handle: community?.handle ?? null,
+  });
+  return { order: paid, changed: true };
+}
+
+/** What a client needs to pay an order; `provider` names the provider, the rest is the provider's own. */
+export interface CheckoutInfo {
+  provider: string;
+  /** A hosted payment page, when the provider has one. */
+  url?: string | null;
+  [key: string]: unknown;
+}
+
+/** A payment provider behind one interface, so the checkout flow does not depend on which one is used. */
+export interface CheckoutProvider {
+  readonly name: string;
+  /** Checkout information for a pending order (may call the provider; never inside a database transaction). */
+  checkout(order: Order): Promise<CheckoutInfo>;
+}
+
+/**
+ * The development provider: nothing to redirect to; an owner or admin of the tribe marks the order paid
+ * (GraphQL `markOrderPaid`), which stands in for the provider's confirmation.
+ */
+export const manualCheckout: CheckoutProvider = {
+  name: 'manual',
+  checkout: async () => ({ provider: 'manual' }),
+};
+
+let provider: CheckoutProvider = manualCheckout;
+
+/** The provider new checkouts use (`manual` unless another was installed). */
+export const checkoutProvider = (): CheckoutProvider => provider;
+
+/** Installs the provider new checkouts use (at start-up). */
+export function useCheckoutProvider(next: CheckoutProvider): void {
+  provider = next;
+}
+
+/**
+ * The manual provider's confirmation: an owner or admin of the order's tribe marks a pending order paid.
+ * Unknown orders are `not_found`; paying twice changes nothing the second time.
+ */
+export async function markOrderPaidManually(ctx: RequestContext, orderId: string): Promise<Order> {
+  const found = isUuid(orderId) ? await orderById(ctx, orderId) : null;
+  if (!found) throw notFound('Order');
+  await requireRole(ctx, found.communityId, 'admin');
+  const { order } = await ctx.app.database.db.transaction((tx) => markOrderPaid(tx, found.id, ctx.app.clock()));
+  return order;
+}
