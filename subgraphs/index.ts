@@ -1,15 +1,19 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLSchema } from 'graphql';
+import * as affiliate from './affiliate/affiliate.resolvers.js';
+import * as challenges from './challenges/challenges.resolvers.js';
 import * as commerce from './commerce/commerce.resolvers.js';
 import * as communities from './communities/communities.resolvers.js';
 import * as content from './content/content.resolvers.js';
+import * as courses from './courses/courses.resolvers.js';
 import * as events from './events/events.resolvers.js';
 import * as identity from './identity/identity.resolvers.js';
 import * as members from './members/members.resolvers.js';
 import * as platform from './platform/platform.resolvers.js';
+import * as wins from './wins/wins.resolvers.js';
 
 /** Every domain subgraph, by name. */
-export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform } as const;
+export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform, courses, challenges, wins, affiliate } as const;
 export type SubgraphName = keyof typeof SUBGRAPHS;
 export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
 

@@ -6,6 +6,7 @@ import { SESSION_COOKIE, sessionAuth, sessionCookie } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { objectBody } from '../resource/params.js';
+import { affiliateRouter } from './affiliate.js';
 import { apiKeysRouter } from './api-keys.js';
 
 /** Application-API error envelope: flat `{"error": "<code>"}`. */
@@ -56,5 +57,6 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
     });
   }));
   r.use(apiKeysRouter(app, run));
+  r.use(affiliateRouter(app));
   return r;
 }

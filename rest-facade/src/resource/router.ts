@@ -7,6 +7,7 @@ import { accessTokenAuth } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { Docs } from './documents.js';
+import { mountLearning } from './learning.js';
 import { boolParam, choiceParam, intParam, objectBody, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
 
@@ -151,6 +152,9 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     const data = await exec(req, Docs.createComment, { postId: req.params.pid, communityId: req.params.cid, input });
     res.status(201).json({ data: commentRecord(data.createComment) });
   }));
+
+  // ---- courses and challenges ----
+  mountLearning(c, exec);
 
   r.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
   r.use(resourceErrors);

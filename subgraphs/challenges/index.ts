@@ -1,0 +1,23 @@
+export {
+  getChallenge,
+  listChallenges,
+  createChallenge,
+  enroll,
+  progress,
+  checkIn,
+  leaderboard,
+  challengeById,
+  CHECKIN_XP,
+  CHALLENGE_CHECKIN,
+  CHALLENGE_COMPLETED,
+} from './challenges.service.js';
+export type {
+  Challenge,
+  ChallengeCheckin,
+  ChallengeEnrollment,
+  ChallengeProgress,
+  CheckinResult,
+  EnrollResult,
+  LeaderboardEntry,
+} from './challenges.service.js';
+export { currentStreak, dayAt, runEndingAtHighest } from './challenges.streak.js';

@@ -1,0 +1,13 @@
+export {
+  getCourse,
+  listCourses,
+  createCourse,
+  addModule,
+  addLesson,
+  enroll,
+  progress,
+  completeLesson,
+  courseById,
+  COURSE_COMPLETED,
+} from './courses.service.js';
+export type { Course, CourseEnrollment, CourseModule, Lesson, CourseProgress, EnrollResult } from './courses.service.js';

@@ -1,0 +1,112 @@
+import DataLoader from 'dataloader';
+import { z } from 'zod';
+import { getCommunity } from '../communities/index.js';
+import {
+  type Page,
+  type RequestContext,
+  forbidden,
+  isUuid,
+  notFound,
+  paging,
+  parseInput,
+  requestScoped,
+  toPage,
+} from '../kernel/index.js';
+import { RANK, awardXp, requireRole, requireView, type Role } from '../members/index.js';
+import { emitEvent } from '../platform/index.js';
+import * as repo from './wins.repository.js';
+import { WIN_STATUSES, type Win } from './wins.tables.js';
+
+export type { Win } from './wins.tables.js';
+
+/** XP for an approved win (source `win.approved`, key `win.approved:<win id>`). */
+export const WIN_XP = 50;
+export const WIN_APPROVED = 'win.approved';
+
+const winInput = z.object({
+  title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(140, 'at most 140 characters'),
+  content: z.string().trim().max(5000, 'at most 5000 characters').nullish(),
+});
+const listInput = z.object({
+  status: z.enum(WIN_STATUSES, { error: 'status must be pending or approved' }).nullish(),
+  page: z.number().nullish(),
+  perPage: z.number().nullish(),
+});
+
+const isModerator = (role: Role | null) => !!role && RANK[role] >= RANK.moderator;
+
+const winLoader = (ctx: RequestContext) =>
+  requestScoped(ctx, 'wins.byId', () =>
+    new DataLoader<string, Win | null>(async (ids) => {
+      const rows = await repo.findWinsByIds(ctx.app.database.db, ids.filter(isUuid));
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+  );
+
+/**
+ * A win the caller may see, or `not_found` (also in another tribe than `communityId`). Approved wins are
+ * seen by whoever sees the tribe's content; pending ones by their author and moderators and above.
+ */
+export async function getWin(ctx: RequestContext, id: string, communityId?: string | null): Promise<Win> {
+  const win = await winLoader(ctx).load(id);
+  if (!win || (communityId && win.communityId !== communityId)) throw notFound('Win');
+  const role = await requireView(ctx, await getCommunity(ctx, win.communityId));
+  if (win.status !== 'approved' && win.authorId !== ctx.caller?.userId && !isModerator(role)) throw notFound('Win');
+  return win;
+}
+
+/** Wins of a tribe the caller may see, newest first, optionally by status. */
+export async function listWins(ctx: RequestContext, communityId: string, raw: unknown): Promise<Page<Win>> {
+  const community = await getCommunity(ctx, communityId);
+  const role = await requireView(ctx, community);
+  const input = parseInput(listInput, raw);
+  const p = paging(input.page, input.perPage);
+  const visibleTo = isModerator(role) ? null : (ctx.caller?.userId ?? 'approved-only');
+  const rows = await repo.listWins(ctx.app.database.db, community.id, { status: input.status ?? undefined, visibleTo }, p.perPage + 1, p.offset);
+  return toPage(rows, p);
+}
+
+/** A member posts a win; it waits for approval. */
+export async function postWin(ctx: RequestContext, communityId: string, raw: unknown): Promise<Win> {
+  const community = await getCommunity(ctx, communityId);
+  await requireRole(ctx, community.id, 'member');
+  const input = parseInput(winInput, raw);
+  const win = await repo.insertWin(ctx.app.database.db, {
+    communityId: community.id,
+    authorId: ctx.caller!.userId,
+    title: input.title,
+    content: input.content ?? '',
+    status: 'pending',
+    createdAt: ctx.app.clock(),
+  });
+  winLoader(ctx).prime(win.id, win);
+  return win;
+}
+
+/**
+ * Approves a win (moderators and above, not their own): emits `win.approved` and awards `WIN_XP` to the
+ * author, in one transaction. Approving again changes nothing and returns the win.
+ */
+export async function approveWin(ctx: RequestContext, communityId: string | null | undefined, id: string): Promise<Win> {
+  const win = await getWin(ctx, id, communityId);
+  await requireRole(ctx, win.communityId, 'moderator');
+  if (win.authorId === ctx.caller!.userId) throw forbidden('A win is approved by someone other than its author.');
+  if (win.status === 'approved') return win;
+  const community = await getCommunity(ctx, win.communityId);
+  const now = ctx.app.clock();
+  const approved = await ctx.app.database.db.transaction(async (tx) => {
+    const row = await repo.approvePending(tx, win.id, ctx.caller!.userId, now);
+    if (!row) return (await repo.findWinsByIds(tx, [win.id]))[0];
+    if (row.authorId) {
+      await awardXp(tx, { communityId: row.communityId, userId: row.authorId, amount: WIN_XP, source: WIN_APPROVED, sourceKey: `${WIN_APPROVED}:${row.id}` });
+    }
+    await emitEvent(tx, row.communityId, 'win.approved', { winId: row.id, userId: row.authorId, handle: community.handle });
+    return row;
+  });
+  winLoader(ctx).clear(id).prime(id, approved);
+  return approved;
+}
+
+/** A win by id without a visibility check, for entity references (ids come from us). */
+export const winById = (ctx: RequestContext, id: string): Promise<Win | null> => winLoader(ctx).load(id);
