@@ -4,14 +4,13 @@ import { trackClick } from '../../../subgraphs/affiliate/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { HttpError } from '../errors.js';
 import { handle } from '../http.js';
-import { objectBody } from '../resource/params.js';
 
 /** Tracking requests accepted per client IP per fixed 60-second window (counted whatever their outcome). */
 export const AFFILIATE_TRACK_PER_MINUTE = 30;
 
 /**
  * `POST /affiliate/track` (spec 4.3): public, no authentication. `{code}` records a click for a known
- * affiliate code and answers `{}`; an unknown or malformed code is 400 `invalid_code`; more than
+ * affiliate code and answers `{}`; an unknown or malformed code (or a body that is not `{code}`) is 400 `invalid_code`; more than
  * `AFFILIATE_TRACK_PER_MINUTE` requests from one IP in a minute are 429 `rate_limited` with Retry-After,
  * before anything is read or written. Errors are flat (`{"error": "<code>"}`).
  */
@@ -27,7 +26,9 @@ export function affiliateRouter(app: AppDeps): Router {
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
       throw new HttpError(429, 'rate_limited', 'Too many tracking requests from this address; retry later.');
     }
-    await trackClick(app, objectBody(req).code);
+    const body: unknown = req.body;
+    const code = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { code?: unknown }).code : undefined;
+    await trackClick(app, code);
     res.json({});
   }));
   return r;
