@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { codeMigrations } from './code-migrations.js';
 import type { Database } from './database.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -11,10 +12,12 @@ export interface Migration {
   sql: string;
 }
 
-/** The versioned SQL files of `db/migrations`, in order. */
+/** The versioned SQL files of `db/migrations`, plus the code migrations, in version order. */
 export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
-  return Promise.all(files.map(async (f) => ({ version: f.replace(/\.sql$/, ''), sql: await readFile(dir + f, 'utf8') })));
+  const fromFiles = await Promise.all(files.map(async (f) => ({ version: f.replace(/\.sql$/, ''), sql: await readFile(dir + f, 'utf8') })));
+  const fromCode = dir === MIGRATIONS_DIR ? codeMigrations() : [];
+  return [...fromFiles, ...fromCode].sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
 }
 
 /**

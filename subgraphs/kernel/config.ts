@@ -19,6 +19,18 @@ const subgraphUrls = z
     return out;
   });
 
+/** Comma-separated host names or IP literals (IPv6 with or without brackets), lower-cased. */
+const hostList = z.string().transform((raw, ctx) => {
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1')).filter(Boolean);
+  for (const h of hosts) {
+    if (!/^[a-z0-9.:_-]{1,253}$/.test(h)) {
+      ctx.addIssue({ code: 'custom', message: `expected comma-separated host names or IP addresses, got "${h}"` });
+      return z.NEVER;
+    }
+  }
+  return hosts;
+});
+
 const schema = z
   .object({
     PORT: int(0, 65535).default(4000),
@@ -41,8 +53,19 @@ const schema = z
     RATE_LIMIT_ENABLED: bool.default(true),
     RATE_LIMIT_PER_MINUTE: int(1, 1_000_000_000).default(120),
     RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+    WORKER_ENABLED: bool.default(true),
+    WORKER_POLL_INTERVAL_MS: int(50, 3_600_000).default(5000),
+    WORKER_LOCK_LIFETIME_MS: int(500, 24 * 3_600_000).default(120_000),
+    WEBHOOK_DRAIN_INTERVAL_MS: int(100, 24 * 3_600_000).default(300_000),
+    WEBHOOK_FANOUT_INTERVAL_MS: int(100, 24 * 3_600_000).default(10_000),
+    WEBHOOK_BATCH_SIZE: int(1, 10_000).default(50),
+    WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
+    WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.default([]),
   })
   .superRefine((c, ctx) => {
+    if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['WORKER_LOCK_LIFETIME_MS'], message: 'must be longer than WEBHOOK_TIMEOUT_MS (a drain holds its lock while it sends)' });
+    }
     if (c.SUBGRAPH_URLS && !c.INTERNAL_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['INTERNAL_SECRET'], message: 'is required when SUBGRAPH_URLS is set' });
     }
@@ -68,11 +91,35 @@ export interface AppConfig {
   subgraphUrls?: Record<string, string>;
   internalSecret?: string;
   bodyLimitBytes: number;
+  worker: WorkerConfig;
+  webhooks: WebhookConfig;
   /**
    * Platform API rate limit per key, in a fixed 60-second window. `enabled: false` exists for benchmarks
    * only (it measures the limiter's cost); `redisUrl` shares one counter across processes.
    */
   rateLimit: { enabled: boolean; perMinute: number; redisUrl?: string };
+}
+
+/** The background worker (Agenda) of this process. */
+export interface WorkerConfig {
+  /** Start the worker inside `npm start`'s process. */
+  enabled: boolean;
+  /** How often Agenda looks for due jobs. */
+  pollIntervalMs: number;
+  /** How long a job run holds its lock before another worker may take the job over. */
+  lockLifetimeMs: number;
+}
+
+/** Outbound webhook delivery. Defaults are the spec's: drain every 5 minutes, 50 a batch, 10 s per attempt. */
+export interface WebhookConfig {
+  drainIntervalMs: number;
+  /** How often outbox events become deliveries (the drain also fans out first). */
+  fanoutIntervalMs: number;
+  batchSize: number;
+  /** Limit on one whole attempt: connect, TLS, request, response. */
+  timeoutMs: number;
+  /** Hosts or IPs that may be loopback or private (tests, local development). Empty by default. */
+  allowedPrivateHosts: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +149,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    worker: Object.freeze({ enabled: e.WORKER_ENABLED, pollIntervalMs: e.WORKER_POLL_INTERVAL_MS, lockLifetimeMs: e.WORKER_LOCK_LIFETIME_MS }),
+    webhooks: Object.freeze({
+      drainIntervalMs: e.WEBHOOK_DRAIN_INTERVAL_MS,
+      fanoutIntervalMs: e.WEBHOOK_FANOUT_INTERVAL_MS,
+      batchSize: e.WEBHOOK_BATCH_SIZE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      allowedPrivateHosts: Object.freeze([...e.WEBHOOK_ALLOWED_PRIVATE_HOSTS]),
+    }),
     rateLimit: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED, perMinute: e.RATE_LIMIT_PER_MINUTE, redisUrl: e.RATE_LIMIT_REDIS_URL }),
   });
 }
