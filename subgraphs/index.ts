@@ -9,11 +9,12 @@ import * as courses from './courses/courses.resolvers.js';
 import * as events from './events/events.resolvers.js';
 import * as identity from './identity/identity.resolvers.js';
 import * as members from './members/members.resolvers.js';
+import * as webhooks from './webhooks/webhooks.resolvers.js';
 import * as platform from './platform/platform.resolvers.js';
 import * as wins from './wins/wins.resolvers.js';
 
 /** Every domain subgraph, by name. */
-export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform, courses, challenges, wins, affiliate } as const;
+export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform, webhooks, courses, challenges, wins, affiliate } as const;
 export type SubgraphName = keyof typeof SUBGRAPHS;
 export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
 

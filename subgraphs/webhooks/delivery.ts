@@ -1,0 +1,331 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { AppDeps } from '../kernel/index.js';
+import { SUBSCRIBABLE_EVENTS } from '../platform/index.js';
+import { signatureHeader } from './signer.js';
+import { AddressPolicy, BlockedError, type Resolver } from './ssrf.js';
+import * as repo from './webhooks.repository.js';
+import type { WebhookDelivery } from './webhooks.tables.js';
+
+/** Waits after failures 1 to 5 (spec: 1 m, 5 m, 30 m, 2 h, 6 h); the sixth failure is final. */
+export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 6 * 3_600_000] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** How much of a receiver's answer is read (then discarded): enough to reuse the connection for small answers. */
+export const RESPONSE_BODY_CAP_BYTES = 16 * 1024;
+/** A claim outlives the longest attempt by this much before another worker may take the row. */
+const CLAIM_MARGIN_MS = 60_000;
+/** Outbox events locked per fan-out transaction. */
+const FANOUT_CHUNK = 500;
+
+// ---- per-process runtime: the address policy, the HTTP client, attempts in flight ----
+
+export interface WebhookRuntimeOptions {
+  /** DNS resolver used at registration and at dial time (tests inject one). Default: the system's. */
+  resolve?: Resolver;
+}
+
+interface Runtime {
+  policy: AddressPolicy;
+  agent: Agent;
+  /** Attempts in flight per endpoint, so deleting an endpoint stops its sends at once. */
+  inflight: Map<string, Set<AbortController>>;
+}
+
+const runtimes = new WeakMap<AppDeps, Runtime>();
+
+/** Sets up webhook delivery for this app (call once at start-up to inject a resolver); returns nothing useful. */
+export function attachWebhooks(app: AppDeps, options: WebhookRuntimeOptions = {}): void {
+  const existing = runtimes.get(app);
+  if (existing) void existing.agent.close();
+  const policy = new AddressPolicy(app.config.webhooks.allowedPrivateHosts, options.resolve);
+  const timeout = app.config.webhooks.timeoutMs;
+  const agent = new Agent({
+    // The lookup refuses non-public addresses at dial time, after any DNS change since registration.
+    connect: { lookup: policy.connectLookup(), timeout },
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+    keepAliveTimeout: 4_000,
+  });
+  runtimes.set(app, { policy, agent, inflight: new Map() });
+}
+
+function runtimeOf(app: AppDeps): Runtime {
+  if (!runtimes.has(app)) attachWebhooks(app);
+  return runtimes.get(app)!;
+}
+
+/** The address policy of this app (registration checks). */
+export const policyOf = (app: AppDeps): AddressPolicy => runtimeOf(app).policy;
+
+/** Closes the HTTP client (keep-alive sockets). */
+export async function closeWebhooks(app: AppDeps): Promise<void> {
+  const rt = runtimes.get(app);
+  if (!rt) return;
+  runtimes.delete(app);
+  for (const set of rt.inflight.values()) for (const c of set) c.abort(new Error('shutting down'));
+  await rt.agent.close();
+}
+
+/** Aborts this process's attempts to an endpoint that was just deleted or disabled. */
+export function abortEndpointAttempts(app: AppDeps, endpointId: string): void {
+  const set = runtimes.get(app)?.inflight.get(endpointId);
+  if (set) for (const c of set) c.abort(new EndpointGone());
+}
+
+class EndpointGone extends Error {
+  constructor() {
+    super('endpoint deleted');
+    this.name = 'EndpointGone';
+  }
+}
+
+// ---- one attempt ----
+
+/** What one attempt produced. `status` is null when no HTTP answer came back. */
+export interface AttemptResult {
+  ok: boolean;
+  status: number | null;
+  timeMs: number;
+  error: string | null;
+}
+
+/** The body of a delivery: `{"id","type","created","data"}`, serialised once and sent as is on every attempt. */
+export const deliveryBody = (id: string, type: string, created: Date, data: Record<string, unknown>): string =>
+  JSON.stringify({ id, type, created: Math.floor(created.getTime() / 1000), data });
+
+/**
+ * POSTs one signed delivery: a fresh `t` per attempt, the whole exchange within the configured timeout,
+ * redirects not followed, the answer read up to a small cap and discarded. Never throws.
+ */
+export async function attempt(
+  app: AppDeps,
+  target: { endpointId: string; url: string; secret: string },
+  delivery: { id: string; event: string; payload: string },
+): Promise<AttemptResult> {
+  const rt = runtimeOf(app);
+  const timeoutMs = app.config.webhooks.timeoutMs;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
+  let set = rt.inflight.get(target.endpointId);
+  if (!set) rt.inflight.set(target.endpointId, (set = new Set()));
+  set.add(controller);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    // IP literals never reach the dial-time lookup: check them (and the URL's shape) here, every time.
+    rt.policy.checkUrlShape(target.url);
+    const t = Math.floor(app.clock().getTime() / 1000);
+    const response = await request(target.url, {
+      method: 'POST',
+      dispatcher: rt.agent,
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'svc-webhooks/1.0',
+        'x-svc-delivery': delivery.id,
+        'x-svc-event': delivery.event,
+        'x-svc-signature': signatureHeader(target.secret, delivery.payload, t),
+      },
+      body: delivery.payload,
+    });
+    let read = 0;
+    for await (const chunk of response.body) {
+      read += (chunk as Buffer).length;
+      if (read >= RESPONSE_BODY_CAP_BYTES) {
+        response.body.destroy();
+        break;
+      }
+    }
+    const status = response.statusCode;
+    const ok = status >= 200 && status < 300;
+    const error = ok ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    return { ok, status, timeMs: elapsed(), error };
+  } catch (error) {
+    const reason = controller.signal.aborted ? controller.signal.reason : error;
+    return { ok: false, status: null, timeMs: elapsed(), error: describeFailure(reason, timeoutMs) };
+  } finally {
+    clearTimeout(timer);
+    set.delete(controller);
+    if (set.size === 0) rt.inflight.delete(target.endpointId);
+  }
+}
+
+class TimeoutExpired extends Error {
+  constructor(readonly ms: number) {
+    super(`timeout: no complete answer within ${ms} ms`);
+    this.name = 'TimeoutExpired';
+  }
+}
+
+const TLS_CODE = /CERT|SSL|TLS|SIGNATURE|ISSUER|ALTNAME/;
+
+/** A short reason for `lastError`: timeout, connection refused, TLS error, blocked address, and so on. */
+export function describeFailure(error: unknown, timeoutMs: number): string {
+  const chain: Array<{ code?: string; message?: string; name?: string; cause?: unknown; errors?: unknown[] }> = [];
+  for (let e = error as any, i = 0; e && i < 6; e = e.cause, i += 1) {
+    chain.push(e);
+    if (Array.isArray(e.errors)) chain.push(...e.errors);
+  }
+  for (const e of chain) {
+    if (e instanceof TimeoutExpired) return e.message;
+    if (e instanceof EndpointGone) return 'aborted: endpoint deleted';
+    if (e instanceof BlockedError || e.code === 'ERR_SVC_BLOCKED_ADDRESS') return e.message ?? 'blocked address';
+  }
+  for (const e of chain) {
+    const code = e.code ?? '';
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      return `timeout: no complete answer within ${timeoutMs} ms`;
+    }
+    if (code === 'ECONNREFUSED') return 'connection refused';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `DNS lookup failed (${code})`;
+    if (TLS_CODE.test(code)) return `TLS error: ${code}`;
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection closed by the receiver before an answer';
+    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `network unreachable (${code})`;
+  }
+  const first = chain[0];
+  return `network error: ${first?.code ?? first?.name ?? 'unknown'}${first?.message ? ` (${first.message.slice(0, 200)})` : ''}`;
+}
+
+/** The stored state after an attempt: success; or pending with the next backoff; or failed after the sixth failure. */
+export function afterAttempt(previousAttempts: number, result: AttemptResult, now: Date): repo.AttemptRecord {
+  const attempts = previousAttempts + 1;
+  const base = { attempts, responseStatus: result.status, responseTimeMs: result.timeMs };
+  if (result.ok) return { ...base, status: 'success', lastError: null, nextAttemptAt: null, deliveredAt: now };
+  if (attempts >= MAX_ATTEMPTS) return { ...base, status: 'failed', lastError: result.error, nextAttemptAt: null, deliveredAt: null };
+  const delay = RETRY_DELAYS_MS[attempts - 1];
+  return { ...base, status: 'pending', lastError: result.error, nextAttemptAt: new Date(now.getTime() + delay), deliveredAt: null };
+}
+
+// ---- the two jobs ----
+
+const SUBSCRIBABLE = new Set<string>(SUBSCRIBABLE_EVENTS);
+
+/**
+ * Fan-out: turns every unprocessed outbox event into one pending delivery per subscribed, enabled
+ * endpoint of its tribe, body serialised once (`created` is the event's enqueue time), due now. Several
+ * workers may run it at once: each event is locked by one of them. Returns the deliveries created.
+ */
+export async function fanOut(app: AppDeps): Promise<number> {
+  let created = 0;
+  for (;;) {
+    const { locked, inserted } = await app.database.db.transaction(async (tx) => {
+      const events = await repo.lockUnprocessedEvents(tx, FANOUT_CHUNK);
+      if (events.length === 0) return { locked: 0, inserted: 0 };
+      const communityIds = [...new Set(events.map((e) => e.communityId).filter((id): id is string => !!id))];
+      const endpoints = await repo.enabledEndpointsOf(tx, communityIds);
+      const now = app.clock();
+      const rows = events.flatMap((e) =>
+        !SUBSCRIBABLE.has(e.type)
+          ? []
+          : endpoints
+              .filter((ep) => ep.communityId === e.communityId && ep.events.includes(e.type))
+              .map((ep) => {
+                const id = randomUUID();
+                return {
+                  id,
+                  endpointId: ep.id,
+                  communityId: ep.communityId,
+                  eventId: e.id,
+                  event: e.type,
+                  payload: deliveryBody(id, e.type, e.createdAt, e.data),
+                  status: 'pending' as const,
+                  nextAttemptAt: now,
+                  createdAt: e.createdAt,
+                };
+              }),
+      );
+      let n = 0;
+      for (let i = 0; i < rows.length; i += 1000) n += await repo.insertDeliveries(tx, rows.slice(i, i + 1000));
+      await repo.markEventsProcessed(tx, events.map((e) => e.id), now);
+      return { locked: events.length, inserted: n };
+    });
+    created += inserted;
+    if (locked < FANOUT_CHUNK) return created;
+  }
+}
+
+/** What one drain cycle did. */
+export interface DrainResult {
+  /** Deliveries claimed and attempted. */
+  attempted: number;
+  succeeded: number;
+  /** Failed and scheduled again. */
+  retrying: number;
+  /** Failed for the sixth time: `failed` for good. */
+  failed: number;
+  /** Attempted, but the delivery was gone when the outcome came back (endpoint deleted). */
+  discarded: number;
+}
+
+/**
+ * One drain cycle: fans out first, then claims up to `WEBHOOK_BATCH_SIZE` due deliveries of enabled
+ * endpoints and attempts them concurrently, recording each outcome (success, backoff, or failed).
+ * Safe to run in several workers at once: no attempt is sent twice.
+ */
+export async function drain(app: AppDeps): Promise<DrainResult> {
+  await fanOut(app);
+  const { batchSize, timeoutMs } = app.config.webhooks;
+  const now = app.clock();
+  const claimId = randomUUID();
+  const until = new Date(now.getTime() + timeoutMs + CLAIM_MARGIN_MS);
+  const claimed = await repo.claimDue(app.database.db, now, until, batchSize, claimId);
+  const result: DrainResult = { attempted: claimed.length, succeeded: 0, retrying: 0, failed: 0, discarded: 0 };
+  await Promise.all(
+    claimed.map(async (d) => {
+      const outcome = await attempt(app, { endpointId: d.endpointId, url: d.url, secret: d.secret }, d);
+      const record = afterAttempt(d.attempts, outcome, app.clock());
+      const recorded = await repo.recordAttempt(app.database.db, d.id, claimId, record);
+      if (!recorded) result.discarded += 1;
+      else if (record.status === 'success') result.succeeded += 1;
+      else if (record.status === 'failed') result.failed += 1;
+      else result.retrying += 1;
+      if (recorded && !outcome.ok) {
+        app.log.warn({ deliveryId: d.id, endpointId: d.endpointId, attempts: record.attempts, error: outcome.error }, 'webhook attempt failed');
+      }
+    }),
+  );
+  return result;
+}
+
+/** Data of the `ping` test event. */
+export const PING_MESSAGE = 'Test delivery from svc: your endpoint is reachable and verifies signatures.';
+
+/**
+ * Sends a `ping` to an endpoint now and logs it as a delivery of one attempt (success or failed; a test is
+ * never retried). Returns the logged delivery, or null if the endpoint was deleted meanwhile.
+ */
+export async function sendPing(
+  app: AppDeps,
+  endpoint: { id: string; communityId: string; url: string; secret: string },
+): Promise<{ delivery: WebhookDelivery | null; result: AttemptResult }> {
+  const id = randomUUID();
+  const createdAt = app.clock();
+  const payload = deliveryBody(id, 'ping', createdAt, { message: PING_MESSAGE });
+  const result = await attempt(app, { endpointId: endpoint.id, url: endpoint.url, secret: endpoint.secret }, { id, event: 'ping', payload });
+  const now = app.clock();
+  try {
+    const delivery = await repo.insertDelivery(app.database.db, {
+      id,
+      endpointId: endpoint.id,
+      communityId: endpoint.communityId,
+      eventId: null,
+      event: 'ping',
+      payload,
+      status: result.ok ? 'success' : 'failed',
+      attempts: 1,
+      responseStatus: result.status,
+      responseTimeMs: result.timeMs,
+      lastError: result.error,
+      nextAttemptAt: null,
+      deliveredAt: result.ok ? now : null,
+      createdAt,
+    });
+    return { delivery, result };
+  } catch (error) {
+    if ((error as { code?: string; cause?: { code?: string } }).cause?.code === '23503' || (error as { code?: string }).code === '23503') {
+      return { delivery: null, result }; // the endpoint was deleted while the ping was in flight
+    }
+    throw error;
+  }
+}

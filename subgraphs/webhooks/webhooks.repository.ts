@@ -1,0 +1,209 @@
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { events } from '../platform/index.js';
+import { webhookDeliveries, webhookEndpoints, type WebhookDelivery, type WebhookEndpoint } from './webhooks.tables.js';
+
+// ---- endpoints ----
+
+export async function insertEndpoint(db: Executor, values: typeof webhookEndpoints.$inferInsert): Promise<WebhookEndpoint> {
+  const [row] = await db.insert(webhookEndpoints).values(values).returning();
+  return row;
+}
+
+/** A tribe's endpoints, oldest first. */
+export async function listEndpoints(db: Executor, communityId: string): Promise<WebhookEndpoint[]> {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.communityId, communityId))
+    .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
+}
+
+export async function findEndpoint(db: Executor, communityId: string, id: string): Promise<WebhookEndpoint | undefined> {
+  const [row] = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.communityId, communityId), eq(webhookEndpoints.id, id)))
+    .limit(1);
+  return row;
+}
+
+export async function updateEndpoint(
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'enabled'>>,
+  at: Date,
+): Promise<WebhookEndpoint> {
+  const [row] = await db.update(webhookEndpoints).set({ ...patch, updatedAt: at }).where(eq(webhookEndpoints.id, id)).returning();
+  return row;
+}
+
+/** Deletes an endpoint; its deliveries go with it (foreign key cascade). */
+export async function deleteEndpoint(db: Executor, communityId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.communityId, communityId), eq(webhookEndpoints.id, id)))
+    .returning({ id: webhookEndpoints.id });
+  return rows.length === 1;
+}
+
+// ---- delivery log ----
+
+/** An endpoint's deliveries, newest first. */
+export async function listDeliveries(db: Executor, endpointId: string, limit: number, offset: number): Promise<WebhookDelivery[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.endpointId, endpointId))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(limit)
+    .offset(offset);
+}
+
+export async function findDelivery(db: Executor, endpointId: string, id: string): Promise<WebhookDelivery | undefined> {
+  const [row] = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.id, id)))
+    .limit(1);
+  return row;
+}
+
+export async function insertDelivery(db: Executor, values: typeof webhookDeliveries.$inferInsert): Promise<WebhookDelivery> {
+  const [row] = await db.insert(webhookDeliveries).values(values).returning();
+  return row;
+}
+
+/** Starts a new attempt cycle for a failed delivery (same id, same body); undefined if it is not failed. */
+export async function requeueFailed(db: Executor, id: string, at: Date): Promise<WebhookDelivery | undefined> {
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set({ status: 'pending', attempts: 0, nextAttemptAt: at, deliveredAt: null, claimId: null, claimedUntil: null })
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'failed')))
+    .returning();
+  return row;
+}
+
+// ---- fan-out ----
+
+/** An outbox row waiting for fan-out. */
+export interface OutboxEvent {
+  id: string;
+  communityId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
+const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+
+/**
+ * Locks up to `limit` unprocessed outbox events, oldest first, skipping rows another worker holds.
+ * Call inside the transaction that also inserts their deliveries and marks them processed.
+ */
+export async function lockUnprocessedEvents(tx: Executor, limit: number): Promise<OutboxEvent[]> {
+  const result = await tx.execute(sql`
+    select id, community_id, type, data, created_at from events
+     where processed_at is null
+     order by created_at, id
+     limit ${limit}
+     for update skip locked`);
+  return rowsOf(result).map((r) => ({
+    id: String(r.id),
+    communityId: r.community_id == null ? null : String(r.community_id),
+    type: String(r.type),
+    data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+    createdAt: asDate(r.created_at),
+  }));
+}
+
+/** Enabled endpoints of these tribes, with what they subscribe to. */
+export async function enabledEndpointsOf(
+  tx: Executor,
+  communityIds: string[],
+): Promise<Pick<WebhookEndpoint, 'id' | 'communityId' | 'events'>[]> {
+  if (communityIds.length === 0) return [];
+  return tx
+    .select({ id: webhookEndpoints.id, communityId: webhookEndpoints.communityId, events: webhookEndpoints.events })
+    .from(webhookEndpoints)
+    .where(and(inArray(webhookEndpoints.communityId, communityIds), eq(webhookEndpoints.enabled, true)));
+}
+
+/** Inserts deliveries; a pair (event, endpoint) that already has one is skipped. */
+export async function insertDeliveries(tx: Executor, rows: (typeof webhookDeliveries.$inferInsert)[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const inserted = await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id });
+  return inserted.length;
+}
+
+export async function markEventsProcessed(tx: Executor, ids: string[], at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.update(events).set({ processedAt: at }).where(inArray(events.id, ids));
+}
+
+// ---- drain ----
+
+/** A delivery claimed for one attempt, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  event: string;
+  payload: string;
+  attempts: number;
+  url: string;
+  secret: string;
+}
+
+/**
+ * Claims up to `limit` due deliveries of enabled endpoints for one attempt: rows another worker is
+ * claiming right now are skipped (`FOR UPDATE SKIP LOCKED`), and a claim holds until `until`, so two
+ * workers never send the same attempt. A worker that dies mid-attempt frees its rows when `until` passes.
+ */
+export async function claimDue(db: Executor, now: Date, until: Date, limit: number, claimId: string): Promise<ClaimedDelivery[]> {
+  const at = now.toISOString();
+  const result = await db.execute(sql`
+    update webhook_deliveries d
+       set claim_id = ${claimId}::uuid, claimed_until = ${until.toISOString()}::timestamptz
+      from webhook_endpoints e
+     where e.id = d.endpoint_id
+       and d.id in (
+         select d2.id from webhook_deliveries d2
+           join webhook_endpoints e2 on e2.id = d2.endpoint_id
+          where d2.status = 'pending'
+            and e2.enabled
+            and d2.next_attempt_at <= ${at}::timestamptz
+            and (d2.claimed_until is null or d2.claimed_until <= ${at}::timestamptz)
+          order by d2.next_attempt_at, d2.id
+          limit ${limit}
+          for update of d2 skip locked)
+    returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret`);
+  return rowsOf(result).map((r) => ({
+    id: String(r.id),
+    endpointId: String(r.endpoint_id),
+    event: String(r.event),
+    payload: String(r.payload),
+    attempts: Number(r.attempts),
+    url: String(r.url),
+    secret: String(r.secret),
+  }));
+}
+
+/** The outcome of one attempt, as stored. */
+export type AttemptRecord = Pick<
+  WebhookDelivery,
+  'status' | 'attempts' | 'responseStatus' | 'responseTimeMs' | 'lastError' | 'nextAttemptAt' | 'deliveredAt'
+>;
+
+/**
+ * Records an attempt, only if `claimId` still holds the row: a delivery deleted meanwhile (its endpoint
+ * was deleted) records nothing. Returns whether it was recorded.
+ */
+export async function recordAttempt(db: Executor, id: string, claimId: string, outcome: AttemptRecord): Promise<boolean> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ ...outcome, claimId: null, claimedUntil: null })
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.claimId, claimId)))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length === 1;
+}
