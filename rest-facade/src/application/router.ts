@@ -7,6 +7,7 @@ import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
+import { webhookRoutes } from './webhooks.js';
 import { apiKeysRouter } from './api-keys.js';
 
 /** Application-API error envelope: flat `{"error": "<code>"}`. */
@@ -58,5 +59,6 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
   }));
   r.use(apiKeysRouter(app, run));
   r.use(affiliateRouter(app));
+  r.use('/communities/:handle/webhooks', signedIn, webhookRoutes(app, run));
   return r;
 }

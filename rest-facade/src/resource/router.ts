@@ -10,6 +10,7 @@ import { Docs } from './documents.js';
 import { mountLearning } from './learning.js';
 import { boolParam, choiceParam, intParam, objectBody, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
+import { webhookResources } from './webhooks.js';
 
 /** Resource-API error envelope: `{"error": {"code", "message", "details"?}}`. */
 export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
@@ -155,6 +156,9 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
 
   // ---- courses and challenges ----
   mountLearning(c, exec);
+
+  // ---- webhooks ----
+  c.use('/:cid/webhooks', webhookResources(app, run));
 
   r.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
   r.use(resourceErrors);

@@ -1,0 +1,84 @@
+import { Router, type Request } from 'express';
+import type { Executor } from '../../../gateway/src/graph.js';
+import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { unwrap } from '../errors.js';
+import { contextOf, handle } from '../http.js';
+import { WebhookDocs } from '../webhooks.documents.js';
+import { intParam, objectBody, pick } from './params.js';
+import { listBody } from './shapes.js';
+
+type G = Record<string, any>;
+
+/** A webhook endpoint as a resource-API record (`is_active` is the endpoint's `enabled`). */
+export const webhookRecord = (e: G) => ({
+  id: e.id,
+  community_id: e.community.id,
+  url: e.url,
+  events: e.events,
+  description: e.description,
+  is_active: e.enabled,
+  secret: e.secret,
+  created_at: e.createdAt,
+  updated_at: e.updatedAt,
+});
+
+/** A delivery log row: the spec's five fields, then the rest of the delivery's state. */
+export const webhookLogRecord = (d: G) => ({
+  id: d.id,
+  event: d.event,
+  status_code: d.responseStatus,
+  response_time_ms: d.responseTimeMs,
+  created_at: d.createdAt,
+  status: d.status,
+  attempts: d.attempts,
+  last_error: d.lastError,
+  next_attempt_at: d.nextAttemptAt,
+  delivered_at: d.deliveredAt,
+});
+
+const FIELDS = { url: 'url', events: 'events', description: 'description', is_active: 'enabled' };
+const PER_PAGE_MAX = 50;
+
+/** `/v1/communities/:cid/webhooks...` (spec 4.5), mounted inside the resource API's signed-in router. */
+export function webhookResources(app: AppDeps, run: Executor): Router {
+  const r = Router({ mergeParams: true });
+  const exec = async (req: Request, doc: string, variables: Record<string, unknown> = {}) =>
+    unwrap(await run(contextOf(app, req), doc, { communityId: req.params.cid, ...variables }));
+
+  r.get('/', handle(async (req, res) => {
+    res.json({ data: (await exec(req, WebhookDocs.list)).webhookEndpoints.map(webhookRecord) });
+  }));
+  r.post('/', handle(async (req, res) => {
+    const data = await exec(req, WebhookDocs.create, { input: pick(objectBody(req), FIELDS) });
+    res.status(201).json({ data: webhookRecord(data.createWebhookEndpoint) });
+  }));
+  r.get('/:id', handle(async (req, res) => {
+    res.json({ data: webhookRecord((await exec(req, WebhookDocs.get, { id: req.params.id })).webhookEndpoint) });
+  }));
+  r.patch('/:id', handle(async (req, res) => {
+    const data = await exec(req, WebhookDocs.update, { id: req.params.id, input: pick(objectBody(req), FIELDS) });
+    res.json({ data: webhookRecord(data.updateWebhookEndpoint) });
+  }));
+  r.delete('/:id', handle(async (req, res) => {
+    await exec(req, WebhookDocs.delete, { id: req.params.id });
+    res.status(204).end();
+  }));
+  r.post('/:id/test', handle(async (req, res) => {
+    const out = (await exec(req, WebhookDocs.test, { id: req.params.id })).testWebhookEndpoint;
+    res.json({
+      data: {
+        success: out.ok,
+        status_code: out.statusCode,
+        response_time_ms: out.responseTimeMs,
+        error: out.error,
+        delivery_id: out.delivery?.id ?? null,
+      },
+    });
+  }));
+  r.get('/:id/logs', handle(async (req, res) => {
+    const perPage = intParam(req, 'per_page');
+    const vars = { endpointId: req.params.id, page: intParam(req, 'page'), perPage: perPage === undefined ? undefined : Math.min(perPage, PER_PAGE_MAX) };
+    res.json(listBody((await exec(req, WebhookDocs.deliveries, vars)).webhookDeliveries, webhookLogRecord));
+  }));
+  return r;
+}
