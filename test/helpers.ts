@@ -15,6 +15,8 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     LOG_LEVEL: 'silent',
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
     DATABASE_POOL_SIZE: '5',
+    // No background worker unless a test asks for one: a worker drains every tribe's deliveries in the database.
+    WORKER_ENABLED: 'false',
     ...overrides,
   });
 }

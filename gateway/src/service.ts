@@ -2,8 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { migrate, openDatabase } from '../../db/src/index.js';
+import { startWorker, type Worker } from '../../jobs/src/worker.js';
 import { closeHttpApp, createHttpApp } from '../../rest-facade/src/app.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../../subgraphs/kernel/index.js';
+import { attachWebhooks, closeWebhooks, type WebhookRuntimeOptions } from '../../subgraphs/webhooks/index.js';
 import { createGraph, type Graph } from './graph.js';
 
 export interface Service {
@@ -12,6 +14,8 @@ export interface Service {
   http: ReturnType<typeof createHttpApp>;
   /** Present after `listen`. */
   server?: Server;
+  /** The background worker, when `WORKER_ENABLED`. */
+  worker?: Worker;
   listen(port?: number, host?: string): Promise<number>;
   stop(): Promise<void>;
 }
@@ -19,6 +23,8 @@ export interface Service {
 export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
+  /** Webhook delivery options (tests inject a DNS resolver). */
+  webhooks?: WebhookRuntimeOptions;
 }
 
 /** Opens the database, applies migrations, builds the gateway and the HTTP app. Does not listen yet. */
@@ -30,12 +36,15 @@ export async function createService(config: AppConfig, options: ServiceOptions =
     if (applied.length) log.info({ applied }, 'migrations applied');
     if (config.jwtSecretGenerated) log.warn('JWT_SECRET is not set: access tokens are signed with a random per-process key');
     const deps: AppDeps = { database, config, clock: options.clock ?? systemClock, log };
+    attachWebhooks(deps, options.webhooks);
     const graph = await createGraph(deps);
     const http = createHttpApp(deps, graph);
+    const worker = config.worker.enabled ? await startWorker(deps) : undefined;
     const service: Service = {
       deps,
       graph,
       http,
+      worker,
       async listen(port = config.port, host = config.host) {
         service.server = await new Promise<Server>((resolve, reject) => {
           const s = http.listen(port, host, () => resolve(s)).on('error', reject);
@@ -48,6 +57,8 @@ export async function createService(config: AppConfig, options: ServiceOptions =
         await new Promise<void>((resolve) => (service.server ? service.server.close(() => resolve()) : resolve()));
         service.server?.closeAllConnections?.();
         await closeHttpApp(http);
+        await worker?.stop();
+        await closeWebhooks(deps);
         await graph.stop();
         await database.close();
       },

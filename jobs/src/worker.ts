@@ -1,0 +1,77 @@
+import { PostgresBackend } from '@agendajs/postgres-backend';
+import { Agenda, type Job } from 'agenda';
+import { AGENDA_JOBS_TABLE } from '../../db/src/code-migrations.js';
+import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { drain, fanOut } from '../../subgraphs/webhooks/index.js';
+import { pgliteAsPool } from './pglite-pool.js';
+
+export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';
+export const JOB_WEBHOOKS_DRAIN = 'webhooks.drain';
+
+/** A running background worker. */
+export interface Worker {
+  agenda: Agenda;
+  /** Stops taking jobs, waits for the running ones (bounded), frees the others' locks. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the Agenda worker of this process on the app's database: `webhooks.fanout` (outbox events to
+ * deliveries) and `webhooks.drain` (send due deliveries) at their configured intervals. Agenda's table
+ * comes from the migrations (`ensureSchema: false`). Several workers may run against one database:
+ * Agenda locks each job run, and deliveries are claimed row by row.
+ */
+export async function startWorker(app: AppDeps): Promise<Worker> {
+  const { database, config, log } = app;
+  const pglite = database.kind === 'pglite';
+  const pool = database.pool ?? pgliteAsPool(database.pglite!);
+  const backend = new PostgresBackend({
+    pool,
+    tableName: AGENDA_JOBS_TABLE,
+    ensureSchema: false,
+    disableNotifications: pglite,
+  });
+  // Agenda leaves a timer of half the lock lifetime per job run (its liveness check): tests keep it short.
+  const lockLifetime = config.worker.lockLifetimeMs;
+  const agenda = new Agenda({
+    backend,
+    name: `svc-${process.pid}`,
+    processEvery: config.worker.pollIntervalMs,
+    defaultLockLifetime: lockLifetime,
+  });
+  agenda.on('error', (error: Error) => log.error({ err: error }, 'agenda error'));
+
+  const running = new Set<Promise<unknown>>();
+  const track = (name: string, run: () => Promise<unknown>) => async (_job: Job) => {
+    const p = run();
+    running.add(p);
+    try {
+      const result = await p;
+      log.debug({ job: name, result }, 'job done');
+    } catch (error) {
+      log.error({ err: error, job: name }, 'job failed');
+      throw error;
+    } finally {
+      running.delete(p);
+    }
+  };
+  agenda.define(JOB_WEBHOOKS_FANOUT, track(JOB_WEBHOOKS_FANOUT, () => fanOut(app)), { concurrency: 1, lockLifetime });
+  agenda.define(JOB_WEBHOOKS_DRAIN, track(JOB_WEBHOOKS_DRAIN, () => drain(app)), { concurrency: 1, lockLifetime });
+
+  await agenda.start();
+  await agenda.every(config.webhooks.fanoutIntervalMs, JOB_WEBHOOKS_FANOUT);
+  await agenda.every(config.webhooks.drainIntervalMs, JOB_WEBHOOKS_DRAIN);
+  log.info(
+    { drainIntervalMs: config.webhooks.drainIntervalMs, fanoutIntervalMs: config.webhooks.fanoutIntervalMs, batchSize: config.webhooks.batchSize },
+    'worker started',
+  );
+
+  return {
+    agenda,
+    async stop() {
+      await agenda.stop(false);
+      const deadline = new Promise((resolve) => setTimeout(resolve, lockLifetime).unref());
+      await Promise.race([Promise.allSettled([...running]), deadline]);
+    },
+  };
+}
