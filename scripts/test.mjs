@@ -1,6 +1,7 @@
 // `npm test`: picks the database, type-checks, runs Jest, and ends with a plain `N passed, N failed` line.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -27,6 +28,8 @@ if (!url && (await answers(DEFAULT_URL))) url = DEFAULT_URL;
 console.log(url ? `Testing against PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//')}` : 'No PostgreSQL answered: testing against embedded PGlite');
 
 const env = { ...process.env, SVC_TEST_DATABASE_URL: url ?? '', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim() };
+// Webhook receivers in tests serve HTTPS with a certificate of this test CA; Node reads the variable at start-up.
+env.NODE_EXTRA_CA_CERTS = fileURLToPath(new URL('../test/fixtures/tls/ca.pem', import.meta.url));
 
 const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
 const typecheckVerifier = spawnSync('npm', ['run', 'typecheck', '-w', 'verifier'], { stdio: 'inherit', env });

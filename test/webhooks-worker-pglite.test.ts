@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'drizzle-orm';
+import { createTribe, join, signupUser, type TestService } from './helpers.js';
+import { Receiver, registerEndpoint, sqlRows, startWebhookService, waitFor } from './webhooks-support.js';
+
+/** `npm start` without DATABASE_URL: Agenda runs on the embedded PGlite through the pool adapter. */
+describe('webhook worker on PGlite', () => {
+  let t: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await startWebhookService({
+      env: {
+        DATABASE_URL: '',
+        WORKER_ENABLED: 'true',
+        WORKER_POLL_INTERVAL_MS: '100',
+        WORKER_LOCK_LIFETIME_MS: '2000',
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_FANOUT_INTERVAL_MS: '200',
+        WEBHOOK_DRAIN_INTERVAL_MS: '300',
+      },
+    });
+    receiver = await new Receiver().start();
+  });
+  afterAll(async () => {
+    await receiver?.stop();
+    await t?.stop();
+  });
+
+  it('delivers member.joined with {userId, handle} when someone joins a tribe', async () => {
+    expect(t.deps.database.kind).toBe('pglite');
+    const owner = await signupUser(t);
+    const tribe = await createTribe(t, owner);
+    await registerEndpoint(t, owner, tribe.handle, { url: receiver.url(), events: ['member.joined'] }, receiver);
+    const user = await signupUser(t);
+    await join(t, user, tribe.handle);
+    await waitFor(() => receiver.events.length >= 1, 15_000, 'member.joined');
+    expect(receiver.events).toEqual([
+      { id: expect.any(String), type: 'member.joined', created: expect.any(Number), data: { userId: user.id, handle: tribe.handle } },
+    ]);
+    expect(receiver.rejected).toEqual([]);
+    const jobs = await sqlRows(t, sql`select name from agenda_jobs order by name`);
+    expect(jobs.map((j) => j.name)).toEqual(['webhooks.drain', 'webhooks.fanout']);
+  });
+});

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'drizzle-orm';
+import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
+import { JOB_WEBHOOKS_DRAIN, JOB_WEBHOOKS_FANOUT } from '../jobs/src/worker.js';
+import { Receiver, isolatedDatabase, registerEndpoint, sqlRows, startWebhookService, waitFor } from './webhooks-support.js';
+
+/** The Agenda worker inside the service, on short intervals, against a database of its own. */
+describe('webhook worker (Agenda)', () => {
+  let t: TestService;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let receiver: Receiver;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    db = await isolatedDatabase();
+    t = await startWebhookService({
+      databaseUrl: db.url,
+      env: {
+        WORKER_ENABLED: 'true',
+        WORKER_POLL_INTERVAL_MS: '100',
+        WORKER_LOCK_LIFETIME_MS: '2000',
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_FANOUT_INTERVAL_MS: '200',
+        WEBHOOK_DRAIN_INTERVAL_MS: '300',
+      },
+    });
+    receiver = await new Receiver().start();
+    owner = await signupUser(t);
+  });
+  afterAll(async () => {
+    await receiver?.stop();
+    await t?.stop();
+    await db?.drop();
+  });
+
+  it('runs webhooks.fanout and webhooks.drain as repeating jobs at the configured intervals', async () => {
+    expect(t.worker).toBeDefined();
+    const jobs = await sqlRows(t, sql`select name, repeat_interval from agenda_jobs order by name`);
+    expect(jobs).toEqual([
+      { name: JOB_WEBHOOKS_DRAIN, repeat_interval: '300' },
+      { name: JOB_WEBHOOKS_FANOUT, repeat_interval: '200' },
+    ]);
+  });
+
+  it('delivers member and post events end to end, each verified by a receiver built on the verifier package', async () => {
+    const tribe = await createTribe(t, owner);
+    const endpoint = await registerEndpoint(
+      t,
+      owner,
+      tribe.handle,
+      { url: receiver.url(), events: ['member.joined', 'member.left', 'member.removed', 'post.created'] },
+      receiver,
+    );
+    const joiner = await signupUser(t);
+    await join(t, joiner, tribe.handle);
+    await waitFor(() => receiver.events.some((e) => e.type === 'member.joined'), 10_000, 'member.joined');
+    expect(receiver.events.find((e) => e.type === 'member.joined')!.data).toEqual({ userId: joiner.id, handle: tribe.handle });
+
+    const post = await gql(t, joiner, 'mutation($c: ID!){ createPost(communityId: $c, input: {content: "<p>hello</p>"}){ id } }', { c: tribe.id });
+    expect(post.errors).toBeUndefined();
+    await gql(t, joiner, 'mutation($h: String!){ leaveCommunity(handle: $h) }', { h: tribe.handle });
+    const removed = await signupUser(t);
+    await join(t, removed, tribe.handle);
+    const out = await gql(t, owner, 'mutation($c: ID!, $u: ID!){ removeMember(communityId: $c, userId: $u) }', { c: tribe.id, u: removed.id });
+    expect(out.errors).toBeUndefined();
+
+    await waitFor(() => receiver.events.length >= 5, 10_000, 'five events');
+    const byType = (type: string) => receiver.events.filter((e) => e.type === type).map((e) => e.data);
+    expect(byType('post.created')).toEqual([expect.objectContaining({ postId: post.data.createPost.id, handle: tribe.handle })]);
+    expect(byType('member.left')).toEqual([{ userId: joiner.id, handle: tribe.handle }]);
+    expect(byType('member.removed')).toEqual([{ userId: removed.id, handle: tribe.handle }]);
+    expect(byType('member.joined')).toEqual([
+      { userId: joiner.id, handle: tribe.handle },
+      { userId: removed.id, handle: tribe.handle },
+    ]);
+    expect(receiver.rejected).toEqual([]);
+
+    const log = await t.api.get(`/communities/${tribe.handle}/webhooks/${endpoint.id}/deliveries`).set('cookie', owner.cookie);
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries).toHaveLength(5);
+    expect(log.body.deliveries.every((d: { status: string; attempts: number }) => d.status === 'success' && d.attempts === 1)).toBe(true);
+    expect(new Set(receiver.events.map((e) => e.id))).toEqual(new Set(log.body.deliveries.map((d: { id: string }) => d.id)));
+  });
+});
