@@ -542,6 +542,25 @@ describe('resource API courses', () => {
     });
   });
 
+  describe('DELETE /v1/communities/:id', () => {
+    it('removes the tribe courses with their modules, lessons and enrollments, and its challenges', async () => {
+      const s = await staffedTribe(t, cast);
+      const { course, lessons } = await courseWithLessons(s, 1);
+      await enroll(s.tribe.id, course.id, s.member);
+      await complete(s.tribe.id, course.id, lessons[0].id, s.member);
+      const challenge = await t.api
+        .post(`/v1/communities/${s.tribe.id}/challenges`)
+        .set(bearer(s.moderator))
+        .send({ title: 'c', duration_days: 3, challenge_type: 'daily', access_type: 'free' });
+      expect(challenge.status).toBe(201);
+      expect((await t.api.delete(`/v1/communities/${s.tribe.id}`).set(bearer(s.owner))).status).toBe(204);
+      expect(await coursesOf(s.tribe.id)).toBe(0);
+      expect(await countOf(t, sql`select count(*)::int as n from course_lessons where course_id = ${course.id}`)).toBe(0);
+      expect(await countOf(t, sql`select count(*)::int as n from course_enrollments where course_id = ${course.id}`)).toBe(0);
+      expect(await countOf(t, sql`select count(*)::int as n from challenges where id = ${challenge.body.data.id}`)).toBe(0);
+    });
+  });
+
   describe('GraphQL', () => {
     it('serves courses, enrollment and progress to the web app through the same service', async () => {
       const s = await staffedTribe(t, cast);
