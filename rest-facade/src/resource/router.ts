@@ -7,6 +7,7 @@ import { accessTokenAuth } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { Docs } from './documents.js';
+import { mountEvents } from './events.js';
 import { mountLearning } from './learning.js';
 import { boolParam, choiceParam, intParam, objectBody, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
@@ -156,6 +157,9 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
 
   // ---- courses and challenges ----
   mountLearning(c, exec);
+
+  // ---- events ----
+  mountEvents(c, exec);
 
   // ---- webhooks ----
   c.use('/:cid/webhooks', webhookResources(app, run));

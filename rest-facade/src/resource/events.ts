@@ -1,0 +1,115 @@
+/**
+ * Resource API routes of tribe events (spec 4.5): fixed GraphQL documents through the gateway, snake_case
+ * records in `{data}` / `{data, pagination}`. Money is the spec's number in major units (49.9).
+ */
+import type { Request, Router } from 'express';
+import { EVENT_LIST_STATUSES } from '../../../subgraphs/events/index.js';
+import { fromCents } from '../../../subgraphs/commerce/index.js';
+import { handle } from '../http.js';
+import { orderRecord } from './learning.js';
+import { choiceParam, intParam, objectBody, pick } from './params.js';
+import { listBody } from './shapes.js';
+
+type G = Record<string, any>;
+type Exec = (req: Request, doc: string, variables: Record<string, unknown>) => Promise<G>;
+
+// ---- documents ----
+
+const REGISTRATION = 'id event { id } user { id } status ticketCode order { id } createdAt checkedInAt';
+const EVENT = `id community { id } title description eventType location startsAt endsAt maxAttendees priceCents currency
+  createdBy { id } createdAt updatedAt registeredCount spotsLeft viewerRegistration { ${REGISTRATION} }`;
+
+export const EventDocs = {
+  listEvents: `query ListEvents($communityId: ID!, $status: String, $page: Int, $perPage: Int) {
+    events(communityId: $communityId, status: $status, page: $page, perPage: $perPage) { items { ${EVENT} } page perPage hasMore } }`,
+  getEvent: `query GetEvent($id: ID!, $communityId: ID) { event(id: $id, communityId: $communityId) { ${EVENT} } }`,
+  createEvent: `mutation CreateEvent($communityId: ID!, $input: CreateEventInput!) {
+    createEvent(communityId: $communityId, input: $input) { ${EVENT} } }`,
+  register: `mutation RegisterForEvent($eventId: ID!, $communityId: ID) {
+    registerForEvent(eventId: $eventId, communityId: $communityId) {
+      status created registration { ${REGISTRATION} } order { id amountCents currency status } checkout { provider url } } }`,
+  checkIn: `mutation CheckInEvent($eventId: ID!, $communityId: ID, $ticketCode: String) {
+    checkInEvent(eventId: $eventId, communityId: $communityId, ticketCode: $ticketCode) { ${REGISTRATION} } }`,
+} as const;
+
+// ---- shapes ----
+
+/** A registration (ticket): `ticket_code` is shown to its holder and to the staff checking it in. */
+export const registrationRecord = (r: G) => ({
+  id: r.id,
+  event_id: r.event.id,
+  user_id: r.user.id,
+  status: r.status,
+  ticket_code: r.ticketCode,
+  order_id: r.order?.id ?? null,
+  created_at: r.createdAt,
+  checked_in_at: r.checkedInAt,
+});
+
+export const eventRecord = (e: G) => ({
+  id: e.id,
+  community_id: e.community.id,
+  title: e.title,
+  description: e.description,
+  event_type: e.eventType,
+  location: e.location,
+  starts_at: e.startsAt,
+  ends_at: e.endsAt,
+  max_attendees: e.maxAttendees,
+  price: fromCents(e.priceCents),
+  currency: e.currency,
+  registered_count: e.registeredCount,
+  spots_left: e.spotsLeft,
+  created_by: e.createdBy?.id ?? null,
+  created_at: e.createdAt,
+  updated_at: e.updatedAt,
+  viewer_registration: e.viewerRegistration ? registrationRecord(e.viewerRegistration) : null,
+});
+
+// ---- routes ----
+
+/** Mounts the event routes on the `/v1/communities` router (`:cid` is the tribe id). */
+export function mountEvents(c: Router, exec: Exec): void {
+  c.get('/:cid/events', handle(async (req, res) => {
+    const vars = {
+      communityId: req.params.cid,
+      status: choiceParam(req, 'status', EVENT_LIST_STATUSES),
+      page: intParam(req, 'page'),
+      perPage: intParam(req, 'per_page'),
+    };
+    res.json(listBody((await exec(req, EventDocs.listEvents, vars)).events, eventRecord));
+  }));
+  c.post('/:cid/events', handle(async (req, res) => {
+    const input = pick(objectBody(req), {
+      title: 'title',
+      description: 'description',
+      event_type: 'eventType',
+      location: 'location',
+      starts_at: 'startsAt',
+      ends_at: 'endsAt',
+      max_attendees: 'maxAttendees',
+      price: 'price',
+      currency: 'currency',
+    });
+    const data = await exec(req, EventDocs.createEvent, { communityId: req.params.cid, input });
+    res.status(201).json({ data: eventRecord(data.createEvent) });
+  }));
+  c.get('/:cid/events/:id', handle(async (req, res) => {
+    res.json({ data: eventRecord((await exec(req, EventDocs.getEvent, { id: req.params.id, communityId: req.params.cid })).event) });
+  }));
+  // 201 for a new registration, 200 for the existing one, 202 with the pending order for a paid event not paid yet.
+  c.post('/:cid/events/:id/register', handle(async (req, res) => {
+    const { registerForEvent: r } = await exec(req, EventDocs.register, { eventId: req.params.id, communityId: req.params.cid });
+    if (r.status === 'pending_payment') {
+      res.status(202).json({ data: { status: 'pending_payment', order: orderRecord(r.order, r.checkout) } });
+      return;
+    }
+    res.status(r.created ? 201 : 200).json({ data: registrationRecord(r.registration) });
+  }));
+  c.post('/:cid/events/:id/checkin', handle(async (req, res) => {
+    const { ticket_code: ticketCode } = objectBody(req);
+    // A ticket code of the wrong type reaches the service as absent: it answers after its role check.
+    const vars = { eventId: req.params.id, communityId: req.params.cid, ticketCode: typeof ticketCode === 'string' ? ticketCode : null };
+    res.json({ data: registrationRecord((await exec(req, EventDocs.checkIn, vars)).checkInEvent) });
+  }));
+}
