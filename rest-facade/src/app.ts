@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Graph } from '../../gateway/src/graph.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { paymentsRouter } from './application/payments.js';
 import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
 import { HttpError, toHttpError } from './errors.js';
@@ -73,6 +74,8 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   graphqlRouter.use(graphqlErrors);
   http.use('/graphql', graphqlRouter);
 
+  // Before the Application router and its JSON parser: the payment webhook is verified over its raw body.
+  http.use(paymentsRouter(app));
   http.use(applicationRouter(app, graph.execute));
   http.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
   http.use(flatErrors);

@@ -12,3 +12,7 @@ export {
 } from './checkout.js';
 export type { ItemType, PendingOrderInput, FulfilmentHandler, CheckoutInfo, CheckoutProvider } from './checkout.js';
 export { toCents, fromCents, priceSchema, currencySchema, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';
+export { receiveStripeEvent, markTribeOrderPaid, STRIPE_PAYING_EVENTS } from './payments.service.js';
+export type { WebhookReceipt } from './payments.service.js';
+export { verifyStripeSignature, STRIPE_TOLERANCE_SECONDS } from './stripe.js';
+export type { StripeSignatureFailure, StripeSignatureInput } from './stripe.js';

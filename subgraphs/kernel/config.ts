@@ -53,6 +53,7 @@ const schema = z
     RATE_LIMIT_ENABLED: bool.default(true),
     RATE_LIMIT_PER_MINUTE: int(1, 1_000_000_000).default(120),
     RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+    STRIPE_WEBHOOK_SECRET: z.string().trim().min(16, 'must be the endpoint signing secret (whsec_...)').optional(),
     WORKER_ENABLED: bool.default(true),
     WORKER_POLL_INTERVAL_MS: int(50, 3_600_000).default(5000),
     WORKER_LOCK_LIFETIME_MS: int(500, 24 * 3_600_000).default(120_000),
@@ -98,6 +99,8 @@ export interface AppConfig {
    * only (it measures the limiter's cost); `redisUrl` shares one counter across processes.
    */
   rateLimit: { enabled: boolean; perMinute: number; redisUrl?: string };
+  /** Inbound payment-provider webhooks; a provider whose secret is unset answers 503 payments_not_configured. */
+  payments: { stripeWebhookSecret?: string };
 }
 
 /** The background worker (Agenda) of this process. */
@@ -158,5 +161,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowedPrivateHosts: Object.freeze([...e.WEBHOOK_ALLOWED_PRIVATE_HOSTS]),
     }),
     rateLimit: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED, perMinute: e.RATE_LIMIT_PER_MINUTE, redisUrl: e.RATE_LIMIT_REDIS_URL }),
+    payments: Object.freeze({ stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET }),
   });
 }

@@ -1,0 +1,52 @@
+/**
+ * Application API, areas `webhooks` and `payments`: the inbound Stripe-format payment webhook and the manual
+ * provider's mark-paid operation. Flat errors (`{"error": "<code>"}`). Mounted BEFORE the Application router,
+ * so no JSON parser reads the webhook's body before its signature is checked over the raw bytes.
+ */
+import express, { Router } from 'express';
+import { markTribeOrderPaid, receiveStripeEvent } from '../../../subgraphs/commerce/index.js';
+import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { sessionAuth } from '../auth.js';
+import { HttpError } from '../errors.js';
+import { contextOf, handle } from '../http.js';
+import { flatErrors } from './router.js';
+
+export function paymentsRouter(app: AppDeps): Router {
+  const r = Router();
+
+  // Any content type is read as bytes: the signature covers exactly what was sent.
+  r.post(
+    '/webhooks/payments/stripe',
+    express.raw({ type: () => true, limit: app.config.bodyLimitBytes }),
+    handle(async (req, res) => {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      res.json(await receiveStripeEvent(app, body, req.get('stripe-signature')));
+    }),
+  );
+
+  // Manual provider (development): an owner or admin of the tribe marks one of its orders paid.
+  r.post(
+    '/communities/:handle/orders/:orderId/mark-paid',
+    sessionAuth(app),
+    handle(async (req, res) => {
+      if (!req.caller) throw new HttpError(401, 'unauthorized', 'Sign in first.');
+      const o = await markTribeOrderPaid(contextOf(app, req), String(req.params.handle), String(req.params.orderId));
+      res.json({
+        ok: true,
+        order: {
+          id: o.id,
+          productType: o.productType,
+          productId: o.productId,
+          amountCents: o.amountCents,
+          currency: o.currency,
+          status: o.status,
+          paidAt: o.paidAt,
+          createdAt: o.createdAt,
+        },
+      });
+    }),
+  );
+
+  r.use(flatErrors);
+  return r;
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { getCommunityByHandle } from '../communities/index.js';
+import { type AppDeps, DomainError, type RequestContext, invalid, isUuid, notFound } from '../kernel/index.js';
+import { requireRole } from '../members/index.js';
+import { markOrderPaid, markOrderPaidManually } from './checkout.js';
+import { findOrdersByIds } from './commerce.repository.js';
+import { orderById } from './commerce.service.js';
+import type { Order } from './commerce.tables.js';
+import * as repo from './payments.repository.js';
+import { verifyStripeSignature } from './stripe.js';
+
+/**
+ * Stripe event types that pay an order named by `data.object.metadata.order_id`. A completed checkout session
+ * pays only when its `payment_status` is `paid` (or absent); an asynchronous method (boleto) pays with
+ * `checkout.session.async_payment_succeeded`.
+ */
+export const STRIPE_PAYING_EVENTS = ['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded'] as const;
+
+const stripeEvent = z.object({
+  id: z.string().min(1).max(255),
+  type: z.string().min(1).max(255),
+  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+});
+
+/** What the provider is answered on success (Stripe reads only the status). */
+export interface WebhookReceipt {
+  received: true;
+}
+
+const invalidPayload = () => invalid('invalid_payload', 'The body is not a Stripe event: {id, type, data: {object}}.');
+const unknownOrder = () => invalid('unknown_order', 'data.object.metadata.order_id names no order.');
+
+/** Digits after the decimal point of a currency (BRL 2, JPY 0), as Intl knows them. */
+function fractionDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * Refuses a payment whose currency or amount differs from the order's. The amount (Stripe's smallest currency
+ * unit) is compared for two-decimal currencies, where it equals our cents; the others are not compared.
+ */
+function checkAmount(order: Order, object: Record<string, unknown>): void {
+  const currency = object.currency;
+  if (typeof currency === 'string' && currency.toUpperCase() !== order.currency) {
+    throw invalid('amount_mismatch', `The payment is in ${currency.toUpperCase()}, the order in ${order.currency}.`);
+  }
+  const amount = object.amount_total ?? object.amount_received ?? object.amount;
+  if (typeof amount === 'number' && fractionDigits(order.currency) === 2 && amount !== order.amountCents) {
+    throw invalid('amount_mismatch', `The payment is for ${amount}, the order for ${order.amountCents} (smallest currency unit).`);
+  }
+}
+
+/**
+ * Handles one inbound Stripe-format webhook (`POST /webhooks/payments/stripe`). Order of checks: the secret is
+ * configured (else 503 `payments_not_configured`), the signature over the RAW body is valid and fresh (else 400
+ * `invalid_signature`), the body is an event (400 `invalid_payload`). Paying events name our order in
+ * `data.object.metadata.order_id` (400 `missing_order_id`, `unknown_order`, `amount_mismatch`); in ONE
+ * transaction the provider event id is recorded, the order is marked paid, its item granted and `order.paid`
+ * emitted. A provider event id seen before changes nothing and is answered like the first time; other event
+ * types are acknowledged and ignored. Every refusal changes nothing.
+ */
+export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatureHeader: string | undefined): Promise<WebhookReceipt> {
+  const secret = app.config.payments.stripeWebhookSecret;
+  if (!secret) throw new DomainError('payments_not_configured', 503, 'STRIPE_WEBHOOK_SECRET is not set.');
+  const now = app.clock();
+  const failure = verifyStripeSignature({ header: signatureHeader, payload: rawBody, secret, now });
+  if (failure) {
+    app.log.warn({ reason: failure }, 'stripe webhook refused: bad signature');
+    throw invalid('invalid_signature', 'The Stripe-Signature header does not match the body, or its timestamp is not within 300 seconds.');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw invalidPayload();
+  }
+  const result = stripeEvent.safeParse(parsed);
+  if (!result.success) throw invalidPayload();
+  const event = result.data;
+  const object = event.data.object;
+  if (!(STRIPE_PAYING_EVENTS as readonly string[]).includes(event.type)) return { received: true };
+  // A session completed with a delayed method is not paid yet: its async_payment_succeeded event pays it.
+  if (event.type === 'checkout.session.completed' && object.payment_status !== undefined && object.payment_status !== 'paid') {
+    return { received: true };
+  }
+  const metadata = object.metadata as Record<string, unknown> | null | undefined;
+  const orderId = metadata && typeof metadata === 'object' ? metadata.order_id : undefined;
+  if (orderId === undefined || orderId === null || orderId === '') {
+    throw invalid('missing_order_id', 'data.object.metadata.order_id is required.');
+  }
+  if (!isUuid(orderId)) throw unknownOrder();
+  try {
+    await app.database.db.transaction(async (tx) => {
+      const [order] = await findOrdersByIds(tx, [orderId]);
+      if (!order) throw unknownOrder();
+      const first = await repo.recordProviderEvent(tx, { provider: 'stripe', eventId: event.id, eventType: event.type, orderId: order.id, receivedAt: now });
+      if (!first) return; // a replay: processed before, nothing changes
+      checkAmount(order, object);
+      await markOrderPaid(tx, order.id, now);
+    });
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'not_found') throw unknownOrder();
+    throw error;
+  }
+  return { received: true };
+}
+
+/**
+ * The manual provider's confirmation on the Application API: an owner or admin of the tribe `handle` marks one
+ * of the tribe's orders paid. An order of another tribe is `not_found`; paying twice changes nothing.
+ */
+export async function markTribeOrderPaid(ctx: RequestContext, handle: string, orderId: string): Promise<Order> {
+  const community = await getCommunityByHandle(ctx, handle);
+  await requireRole(ctx, community.id, 'admin');
+  const order = isUuid(orderId) ? await orderById(ctx, orderId) : null;
+  if (!order || order.communityId !== community.id) throw notFound('Order');
+  return markOrderPaidManually(ctx, order.id);
+}
