@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
-import { drain, fanOut, MAX_ATTEMPTS, PING_MESSAGE, RETRY_DELAYS_MS } from '../subgraphs/webhooks/index.js';
+import { attempt, drain, fanOut, MAX_ATTEMPTS, PER_ORIGIN_CONCURRENCY, PING_MESSAGE, RETRY_DELAYS_MS } from '../subgraphs/webhooks/index.js';
 import {
   ManualClock,
   Receiver,
@@ -404,6 +404,29 @@ describe('webhook delivery', () => {
       expect(rows.every((x) => x.status === 'success' && x.attempts === 1)).toBe(true);
       expect(new Set(r.events.map((e) => e.id)).size).toBe(12);
       expect(r.received).toHaveLength(12);
+    });
+
+    it('keeps at most PER_ORIGIN_CONCURRENCY attempts open per receiver, each timed from its own turn', async () => {
+      const r = await receiver();
+      let open = 0;
+      let most = 0;
+      r.behaviour = (_x, _req, res) => {
+        open += 1;
+        most = Math.max(most, open);
+        setTimeout(() => {
+          open -= 1;
+          res.writeHead(200).end();
+        }, 150);
+      };
+      const { endpoint } = await tribeWithEndpoint(r);
+      const target = { endpointId: endpoint.id, url: endpoint.url, secret: endpoint.secret };
+      const results = await Promise.all(
+        Array.from({ length: 3 * PER_ORIGIN_CONCURRENCY }, (_, i) => attempt(t.deps, target, { id: `d${i}`, event: 'ping', payload: `{"id":"d${i}"}` })),
+      );
+      expect(most).toBe(PER_ORIGIN_CONCURRENCY);
+      expect(results.every((x) => x.ok && x.status === 200)).toBe(true);
+      // Waiting for a turn is not part of an attempt's time.
+      expect(Math.max(...results.map((x) => x.timeMs))).toBeLessThan(3 * 150);
     });
 
     it('never sends the same attempt twice when two workers drain at once', async () => {

@@ -13,8 +13,14 @@ export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** How much of a receiver's answer is read (then discarded): enough to reuse the connection for small answers. */
 export const RESPONSE_BODY_CAP_BYTES = 16 * 1024;
-/** A claim outlives the longest attempt by this much before another worker may take the row. */
+/** A claim outlives the longest possible wait for its attempt by this much before another worker may take the row. */
 const CLAIM_MARGIN_MS = 60_000;
+/**
+ * Attempts in flight at once per receiver origin (and connections kept to it). Receivers are spared a burst of
+ * hundreds of parallel connections, and their TLS sessions are reused: far faster than one handshake per delivery.
+ * An attempt's timeout starts when its turn comes, not while it waits.
+ */
+export const PER_ORIGIN_CONCURRENCY = 10;
 /** Outbox events locked per fan-out transaction. */
 const FANOUT_CHUNK = 500;
 
@@ -28,8 +34,48 @@ export interface WebhookRuntimeOptions {
 interface Runtime {
   policy: AddressPolicy;
   agent: Agent;
-  /** Attempts in flight per endpoint, so deleting an endpoint stops its sends at once. */
+  /** Attempts in flight (or waiting for their turn) per endpoint, so deleting an endpoint stops its sends at once. */
   inflight: Map<string, Set<AbortController>>;
+  /** Per-origin turns (PER_ORIGIN_CONCURRENCY). */
+  gates: Map<string, Gate>;
+}
+
+/** A counting semaphore whose waiters can be aborted. */
+class Gate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  get idle(): boolean {
+    return this.active === 0 && this.waiting.length === 0;
+  }
+
+  enter(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.active < this.limit) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener('abort', onAbort);
+        this.active += 1;
+        resolve();
+      };
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(go), 1);
+        reject(signal.reason);
+      };
+      this.waiting.push(go);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  leave(): void {
+    this.active -= 1;
+    this.waiting.shift()?.();
+  }
 }
 
 const runtimes = new WeakMap<AppDeps, Runtime>();
@@ -43,11 +89,12 @@ export function attachWebhooks(app: AppDeps, options: WebhookRuntimeOptions = {}
   const agent = new Agent({
     // The lookup refuses non-public addresses at dial time, after any DNS change since registration.
     connect: { lookup: policy.connectLookup(), timeout },
+    connections: PER_ORIGIN_CONCURRENCY,
     headersTimeout: timeout,
     bodyTimeout: timeout,
     keepAliveTimeout: 4_000,
   });
-  runtimes.set(app, { policy, agent, inflight: new Map() });
+  runtimes.set(app, { policy, agent, inflight: new Map(), gates: new Map() });
 }
 
 function runtimeOf(app: AppDeps): Runtime {
@@ -63,7 +110,7 @@ export async function closeWebhooks(app: AppDeps): Promise<void> {
   const rt = runtimes.get(app);
   if (!rt) return;
   runtimes.delete(app);
-  for (const set of rt.inflight.values()) for (const c of set) c.abort(new Error('shutting down'));
+  for (const set of rt.inflight.values()) for (const c of set) c.abort(new ShuttingDown());
   await rt.agent.close();
 }
 
@@ -80,6 +127,13 @@ class EndpointGone extends Error {
   }
 }
 
+class ShuttingDown extends Error {
+  constructor() {
+    super('shutting down');
+    this.name = 'ShuttingDown';
+  }
+}
+
 // ---- one attempt ----
 
 /** What one attempt produced. `status` is null when no HTTP answer came back. */
@@ -88,6 +142,8 @@ export interface AttemptResult {
   status: number | null;
   timeMs: number;
   error: string | null;
+  /** Stopped by us (endpoint deleted, process stopping), not by the receiver: not an attempt to count. */
+  interrupted?: boolean;
 }
 
 /** The body of a delivery: `{"id","type","created","data"}`, serialised once and sent as is on every attempt. */
@@ -106,17 +162,27 @@ export async function attempt(
   const rt = runtimeOf(app);
   const timeoutMs = app.config.webhooks.timeoutMs;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
   let set = rt.inflight.get(target.endpointId);
   if (!set) rt.inflight.set(target.endpointId, (set = new Set()));
   set.add(controller);
-  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  let gate: Gate | undefined;
+  let origin = '';
+  let entered = false;
+  let started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
     // IP literals never reach the dial-time lookup: check them (and the URL's shape) here, every time.
-    rt.policy.checkUrlShape(target.url);
+    const { url } = rt.policy.checkUrlShape(target.url);
+    origin = url.origin;
+    gate = rt.gates.get(origin);
+    if (!gate) rt.gates.set(origin, (gate = new Gate(PER_ORIGIN_CONCURRENCY)));
+    await gate.enter(controller.signal);
+    entered = true;
+    started = performance.now();
+    timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
     const t = Math.floor(app.clock().getTime() / 1000);
-    const response = await request(target.url, {
+    const response = await request(url, {
       method: 'POST',
       dispatcher: rt.agent,
       signal: controller.signal,
@@ -143,9 +209,12 @@ export async function attempt(
     return { ok, status, timeMs: elapsed(), error };
   } catch (error) {
     const reason = controller.signal.aborted ? controller.signal.reason : error;
-    return { ok: false, status: null, timeMs: elapsed(), error: describeFailure(reason, timeoutMs) };
+    const interrupted = reason instanceof EndpointGone || reason instanceof ShuttingDown;
+    return { ok: false, status: null, timeMs: entered ? elapsed() : 0, error: describeFailure(reason, timeoutMs), ...(interrupted ? { interrupted } : {}) };
   } finally {
     clearTimeout(timer);
+    if (entered) gate!.leave();
+    if (gate?.idle && rt.gates.get(origin) === gate) rt.gates.delete(origin);
     set.delete(controller);
     if (set.size === 0) rt.inflight.delete(target.endpointId);
   }
@@ -254,7 +323,7 @@ export interface DrainResult {
   retrying: number;
   /** Failed for the sixth time: `failed` for good. */
   failed: number;
-  /** Attempted, but the delivery was gone when the outcome came back (endpoint deleted). */
+  /** Attempted but not recorded: the delivery was gone (endpoint deleted) or this process is stopping. */
   discarded: number;
 }
 
@@ -268,23 +337,31 @@ export async function drain(app: AppDeps): Promise<DrainResult> {
   const { batchSize, timeoutMs } = app.config.webhooks;
   const now = app.clock();
   const claimId = randomUUID();
-  const until = new Date(now.getTime() + timeoutMs + CLAIM_MARGIN_MS);
+  // Worst case, every claimed delivery goes to one origin and waits its turn behind the others.
+  const until = new Date(now.getTime() + Math.ceil(batchSize / PER_ORIGIN_CONCURRENCY) * timeoutMs + CLAIM_MARGIN_MS);
   const claimed = await repo.claimDue(app.database.db, now, until, batchSize, claimId);
   const result: DrainResult = { attempted: claimed.length, succeeded: 0, retrying: 0, failed: 0, discarded: 0 };
-  await Promise.all(
+  const outcomes = await Promise.all(
     claimed.map(async (d) => {
       const outcome = await attempt(app, { endpointId: d.endpointId, url: d.url, secret: d.secret }, d);
-      const record = afterAttempt(d.attempts, outcome, app.clock());
-      const recorded = await repo.recordAttempt(app.database.db, d.id, claimId, record);
-      if (!recorded) result.discarded += 1;
-      else if (record.status === 'success') result.succeeded += 1;
-      else if (record.status === 'failed') result.failed += 1;
-      else result.retrying += 1;
-      if (recorded && !outcome.ok) {
-        app.log.warn({ deliveryId: d.id, endpointId: d.endpointId, attempts: record.attempts, error: outcome.error }, 'webhook attempt failed');
-      }
+      return { delivery: d, outcome, record: afterAttempt(d.attempts, outcome, app.clock()) };
     }),
   );
+  // An interrupted attempt is not recorded: its claim lapses and a later cycle tries again.
+  const toRecord = outcomes.filter((o) => !o.outcome.interrupted).map((o) => ({ id: o.delivery.id, record: o.record }));
+  const recorded = new Set<string>();
+  for (let i = 0; i < toRecord.length; i += 1000) {
+    for (const id of await repo.recordAttempts(app.database.db, claimId, toRecord.slice(i, i + 1000))) recorded.add(id);
+  }
+  for (const { delivery: d, outcome, record } of outcomes) {
+    if (!recorded.has(d.id)) result.discarded += 1;
+    else if (record.status === 'success') result.succeeded += 1;
+    else if (record.status === 'failed') result.failed += 1;
+    else result.retrying += 1;
+    if (recorded.has(d.id) && !outcome.ok) {
+      app.log.warn({ deliveryId: d.id, endpointId: d.endpointId, attempts: record.attempts, error: outcome.error }, 'webhook attempt failed');
+    }
+  }
   return result;
 }
 

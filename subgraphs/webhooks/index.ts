@@ -22,6 +22,7 @@ export {
   deliveryBody,
   RETRY_DELAYS_MS,
   MAX_ATTEMPTS,
+  PER_ORIGIN_CONCURRENCY,
   PING_MESSAGE,
 } from './delivery.js';
 export type { AttemptResult, DrainResult, WebhookRuntimeOptions } from './delivery.js';

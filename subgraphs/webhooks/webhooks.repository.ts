@@ -196,14 +196,31 @@ export type AttemptRecord = Pick<
 >;
 
 /**
- * Records an attempt, only if `claimId` still holds the row: a delivery deleted meanwhile (its endpoint
- * was deleted) records nothing. Returns whether it was recorded.
+ * Records the attempts of one drain cycle in one statement, each only where `claimId` still holds the row:
+ * a delivery deleted meanwhile (its endpoint was deleted) records nothing. Returns the ids recorded.
  */
-export async function recordAttempt(db: Executor, id: string, claimId: string, outcome: AttemptRecord): Promise<boolean> {
-  const rows = await db
-    .update(webhookDeliveries)
-    .set({ ...outcome, claimId: null, claimedUntil: null })
-    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.claimId, claimId)))
-    .returning({ id: webhookDeliveries.id });
-  return rows.length === 1;
+export async function recordAttempts(
+  db: Executor,
+  claimId: string,
+  outcomes: Array<{ id: string; record: AttemptRecord }>,
+): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  const values = sql.join(
+    outcomes.map(
+      ({ id, record: r }) =>
+        sql`(${id}::uuid, ${r.status}::text, ${r.attempts}::int, ${r.responseStatus}::int, ${r.responseTimeMs}::int,
+             ${r.lastError}::text, ${iso(r.nextAttemptAt)}::timestamptz, ${iso(r.deliveredAt)}::timestamptz)`,
+    ),
+    sql`, `,
+  );
+  const result = await db.execute(sql`
+    update webhook_deliveries d
+       set status = v.status, attempts = v.attempts, response_status = v.response_status,
+           response_time_ms = v.response_time_ms, last_error = v.last_error, next_attempt_at = v.next_attempt_at,
+           delivered_at = v.delivered_at, claim_id = null, claimed_until = null
+      from (values ${values}) as v(id, status, attempts, response_status, response_time_ms, last_error, next_attempt_at, delivered_at)
+     where d.id = v.id and d.claim_id = ${claimId}::uuid
+    returning d.id`);
+  return new Set(rowsOf(result).map((r) => String(r.id)));
 }
