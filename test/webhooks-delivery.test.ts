@@ -1,7 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
-import { attempt, drain, fanOut, MAX_ATTEMPTS, PER_ORIGIN_CONCURRENCY, PING_MESSAGE, RETRY_DELAYS_MS } from '../subgraphs/webhooks/index.js';
+import { emitEvent, type EventType } from '../subgraphs/platform/index.js';
+import {
+  attempt,
+  drain,
+  fanOut,
+  interruptAttempts,
+  MAX_ATTEMPTS,
+  PER_ORIGIN_CONCURRENCY,
+  PING_MESSAGE,
+  RETRY_DELAYS_MS,
+} from '../subgraphs/webhooks/index.js';
 import {
   ManualClock,
   Receiver,
@@ -130,6 +140,25 @@ describe('webhook delivery', () => {
 
       expect(await fanOut(t.deps)).toBe(0); // each event once
       expect(await deliveriesOf(endpoint.id)).toHaveLength(1);
+    });
+  });
+
+  describe('fan-out of the other domains', () => {
+    it('delivers order.paid, win.approved and event.created from a plain outbox row, like the member events', async () => {
+      const r = await receiver();
+      const { tribe, endpoint } = await tribeWithEndpoint(r, { events: ['order.paid', 'win.approved', 'event.created'] });
+      const data = {
+        'order.paid': { orderId: 'o1', amount: 1990, currency: 'BRL', handle: tribe.handle },
+        'win.approved': { winId: 'w1', userId: owner.id, handle: tribe.handle },
+        'event.created': { eventId: 'e1', handle: tribe.handle },
+      } as const;
+      await t.deps.database.db.transaction(async (tx) => {
+        for (const [type, body] of Object.entries(data)) await emitEvent(tx, tribe.id, type as EventType, body);
+      });
+      expect(await drain(t.deps)).toMatchObject({ attempted: 3, succeeded: 3 });
+      expect(r.rejected).toEqual([]);
+      expect(Object.fromEntries(r.events.map((e) => [e.type, e.data]))).toEqual(data);
+      expect((await deliveriesOf(endpoint.id)).map((d) => d.status)).toEqual(['success', 'success', 'success']);
     });
   });
 
@@ -356,6 +385,28 @@ describe('webhook delivery', () => {
       expect(await draining).toMatchObject({ attempted: 1, discarded: 1, succeeded: 0 });
       expect(await deliveriesOf(endpoint.id)).toEqual([]);
       endpoints.splice(0);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('does not count an attempt interrupted because the process stops: a later cycle sends it again', async () => {
+      const r = await receiver();
+      r.behaviour = hang;
+      const { tribe, endpoint } = await tribeWithEndpoint(r);
+      await someoneJoins(tribe.handle);
+      const draining = drain(t.deps);
+      while (r.received.length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      interruptAttempts(t.deps);
+      expect(await draining).toMatchObject({ attempted: 1, discarded: 1 });
+      const row = await one(endpoint.id);
+      expect(row).toMatchObject({ status: 'pending', attempts: 0, last_error: null });
+
+      r.behaviour = answer(200);
+      expect(await drain(t.deps)).toMatchObject({ attempted: 0 }); // still claimed by the stopped attempt
+      clock.advance(2 * MINUTE); // the claim lapses
+      expect(await drain(t.deps)).toMatchObject({ attempted: 1, succeeded: 1 });
+      expect(await one(endpoint.id)).toMatchObject({ id: row.id, status: 'success', attempts: 1 });
+      expect(r.received.map((x) => x.headers['x-svc-delivery'])).toEqual([row.id, row.id]);
     });
   });
 

@@ -2,7 +2,7 @@ import { PostgresBackend } from '@agendajs/postgres-backend';
 import { Agenda, type Job } from 'agenda';
 import { AGENDA_JOBS_TABLE } from '../../db/src/code-migrations.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
-import { drain, fanOut } from '../../subgraphs/webhooks/index.js';
+import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index.js';
 import { pgliteAsPool } from './pglite-pool.js';
 
 export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';
@@ -11,7 +11,10 @@ export const JOB_WEBHOOKS_DRAIN = 'webhooks.drain';
 /** A running background worker. */
 export interface Worker {
   agenda: Agenda;
-  /** Stops taking jobs, waits for the running ones (bounded), frees the others' locks. */
+  /**
+   * Stops taking jobs (freeing the locks of those not started), interrupts webhook attempts in flight (a
+   * later cycle sends them again), and waits for the running jobs to record what they finished.
+   */
   stop(): Promise<void>;
 }
 
@@ -70,6 +73,7 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
     agenda,
     async stop() {
       await agenda.stop(false);
+      interruptAttempts(app);
       const deadline = new Promise((resolve) => setTimeout(resolve, lockLifetime).unref());
       await Promise.race([Promise.allSettled([...running]), deadline]);
     },

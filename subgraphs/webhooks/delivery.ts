@@ -105,12 +105,21 @@ function runtimeOf(app: AppDeps): Runtime {
 /** The address policy of this app (registration checks). */
 export const policyOf = (app: AppDeps): AddressPolicy => runtimeOf(app).policy;
 
-/** Closes the HTTP client (keep-alive sockets). */
+/**
+ * Stops every attempt of this process now (the process is stopping). They are not recorded: their claims
+ * lapse and a later cycle, here or in another worker, sends them again.
+ */
+export function interruptAttempts(app: AppDeps): void {
+  const rt = runtimes.get(app);
+  if (rt) for (const set of rt.inflight.values()) for (const c of set) c.abort(new ShuttingDown());
+}
+
+/** Interrupts attempts in flight and closes the HTTP client (keep-alive sockets). */
 export async function closeWebhooks(app: AppDeps): Promise<void> {
   const rt = runtimes.get(app);
   if (!rt) return;
+  interruptAttempts(app);
   runtimes.delete(app);
-  for (const set of rt.inflight.values()) for (const c of set) c.abort(new ShuttingDown());
   await rt.agent.close();
 }
 

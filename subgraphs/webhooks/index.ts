@@ -14,6 +14,7 @@ export type { TribeRef, CreateEndpointInput, UpdateEndpointInput, PingOutcome, W
 export {
   attachWebhooks,
   closeWebhooks,
+  interruptAttempts,
   fanOut,
   drain,
   attempt,
