@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { communityInvites, members, type Member, type Role } from './members.tables.js';
 
@@ -61,6 +61,24 @@ export async function list(
     .orderBy(desc(members.joinedAt), desc(members.id))
     .limit(limit)
     .offset(offset);
+}
+
+const pageOfCommunity = (db: Executor) =>
+  db
+    .select()
+    .from(members)
+    .where(eq(members.communityId, sql.placeholder('communityId')))
+    .orderBy(desc(members.joinedAt), desc(members.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('members_page_of_community');
+const prepared = new WeakMap<Executor, ReturnType<typeof pageOfCommunity>>();
+
+/** Members of a tribe, newest first (the Platform API list): a statement prepared once per database. */
+export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number): Promise<Member[]> {
+  let query = prepared.get(db);
+  if (!query) prepared.set(db, (query = pageOfCommunity(db)));
+  return query.execute({ communityId, limit, offset });
 }
 
 export async function setRole(db: Executor, id: string, role: Role): Promise<Member> {

@@ -30,13 +30,21 @@ export async function insert(db: Executor, values: typeof apiKeys.$inferInsert):
   return row;
 }
 
-/** The unrevoked key with this SHA-256, if any (one index lookup). */
-export async function findLiveByHash(db: Executor, keyHash: string): Promise<LiveKey | undefined> {
-  const [row] = await db
+const liveByHash = (db: Executor) =>
+  db
     .select({ id: apiKeys.id, communityId: apiKeys.communityId, scopes: apiKeys.scopes, lastUsedAt: apiKeys.lastUsedAt })
     .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
-    .limit(1);
+    .where(and(eq(apiKeys.keyHash, sql.placeholder('keyHash')), isNull(apiKeys.revokedAt)))
+    .limit(1)
+    .prepare('platform_api_key_by_hash');
+/** Prepared once per database: this lookup runs on every Platform API request. */
+const prepared = new WeakMap<Executor, ReturnType<typeof liveByHash>>();
+
+/** The unrevoked key with this SHA-256, if any (one index lookup). */
+export async function findLiveByHash(db: Executor, keyHash: string): Promise<LiveKey | undefined> {
+  let query = prepared.get(db);
+  if (!query) prepared.set(db, (query = liveByHash(db)));
+  const [row] = await query.execute({ keyHash });
   return row;
 }
 
