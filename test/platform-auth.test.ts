@@ -178,6 +178,19 @@ describe('Platform API authentication and routing', () => {
     });
   });
 
+  describe('response headers', () => {
+    it('sends JSON with its length and no ETag, so a conditional request still gets the body', async () => {
+      const res = await platformGet(t, '/v1/me', key.key);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers.etag).toBeUndefined();
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(res.body)));
+      const again = await platformGet(t, '/v1/me', key.key).set('if-none-match', '*');
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(res.body);
+    });
+  });
+
   describe('CORS', () => {
     it('sends no Access-Control-* header on a cross-origin GET', async () => {
       for (const path of PLATFORM_PATHS) {

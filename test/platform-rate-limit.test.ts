@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
 import { createTribe, signupUser, startService, type TestService, type TestUser } from './helpers.js';
 import {
   ALL_SCOPES,
@@ -119,6 +120,21 @@ describe('Platform API rate limit (in memory, per process)', () => {
 });
 
 describe('Platform API rate limit configuration', () => {
+  it('defaults to 120 per minute, on, in memory', () => {
+    expect(loadConfig({}).rateLimit).toEqual({ enabled: true, perMinute: 120, redisUrl: undefined });
+  });
+
+  it('names every bad rate-limit variable at once', () => {
+    let message = '';
+    try {
+      loadConfig({ RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_REDIS_URL: 'http://127.0.0.1:6379', RATE_LIMIT_ENABLED: 'maybe' });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    for (const name of ['RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_REDIS_URL', 'RATE_LIMIT_ENABLED']) expect(message).toContain(name);
+  });
+
   it('RATE_LIMIT_PER_MINUTE sets the limit', async () => {
     const t = await startService({ RATE_LIMIT_PER_MINUTE: '3' });
     try {

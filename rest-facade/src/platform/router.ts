@@ -1,4 +1,4 @@
-import { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { Executor } from '../../../gateway/src/graph.js';
 import type { ApiKeyCaller, AppDeps, RequestContext } from '../../../subgraphs/kernel/index.js';
 import { authenticateApiKey } from '../../../subgraphs/platform/index.js';
@@ -16,19 +16,27 @@ const ERROR_TYPES: Record<number, string> = {
   429: 'rate_limited',
 };
 
+/**
+ * Sends a JSON body as is: no ETag (so no 304 the contract does not describe, and no hash of every body), and
+ * nothing else the contract does not name.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  res.status(status).type('application/json; charset=utf-8').end(JSON.stringify(body));
+}
+
 /** Platform API error envelope: `{"error": {"type", "message"}}`, with the headers each status promises. */
 export const platformErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   const type = ERROR_TYPES[e.status];
   if (!type) {
     req.log?.error({ err: error }, 'unexpected error');
-    res.status(500).json({ error: { type: 'internal_error', message: 'Internal server error.' } });
+    sendJson(res, 500, { error: { type: 'internal_error', message: 'Internal server error.' } });
     return;
   }
   if (e.status === 401) res.set('WWW-Authenticate', 'Bearer');
   if (e.status === 405) res.set('Allow', 'GET');
   if (e.status === 429) res.set('Retry-After', String(RATE_LIMIT_WINDOW_SECONDS));
-  res.status(e.status).json({ error: { type, message: e.message } });
+  sendJson(res, e.status, { error: { type, message: e.message } });
 };
 
 /** The credential of `Authorization: Bearer <key>`, the only place a Platform key is read from. */
@@ -93,7 +101,7 @@ export function platformRouter(app: AppDeps, run: Executor): { router: Router; c
     async (req, res, next) => {
       try {
         const ctx: RequestContext = { app, caller: null, requestId: req.requestId, apiKey: res.locals.apiKey! };
-        res.json(shape(unwrap(await run(ctx, doc, vars(req)))));
+        sendJson(res, 200, shape(unwrap(await run(ctx, doc, vars(req)))));
       } catch (error) {
         next(error);
       }
