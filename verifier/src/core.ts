@@ -23,6 +23,7 @@ const MAX_UNIX_SECONDS = 1e11;
 const V1_HEX = /^[0-9a-f]{64}$/;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The parts of an `x-svc-signature` header that matter: `t` and every `v1` entry. */
 export interface ParsedSignatureHeader {
@@ -72,6 +73,9 @@ export function getHeader(headers: HeadersInput, name: string): string | undefin
   if (typeof (headers as HeadersLike).get === 'function') {
     return (headers as HeadersLike).get(name) ?? undefined;
   }
+  // Node's req.headers are lower-case already: try the exact key before scanning.
+  const direct = (headers as Record<string, string | readonly string[] | undefined>)[name];
+  if (direct !== undefined) return typeof direct === 'string' ? direct : direct.join(',');
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(headers)) {
     if (key.toLowerCase() !== wanted || value === undefined) continue;
@@ -144,7 +148,8 @@ export function checkTolerance(tolerance: unknown): number {
 
 /** What both verify paths need after the checks that do not involve the secret. */
 export interface PreparedVerification {
-  bytes: Uint8Array;
+  /** The raw body: the string as given (hashed and parsed without a copy), or its bytes. */
+  payload: string | Uint8Array;
   timestamp: number;
   signatures: string[];
 }
@@ -159,7 +164,7 @@ export function prepareVerification(options: VerifyOptions): PreparedVerificatio
   }
   checkSecret(options.secret);
   const tolerance = checkTolerance(options.toleranceSeconds);
-  const bytes = toBytes(options.payload);
+  const payload = typeof options.payload === 'string' ? options.payload : toBytes(options.payload);
   const header = getHeader(options.headers, SIGNATURE_HEADER)?.trim();
   if (!header) {
     throw new WebhookVerificationError(
@@ -178,11 +183,15 @@ export function prepareVerification(options: VerifyOptions): PreparedVerificatio
         `more than the ${tolerance} s tolerance: a replayed delivery, or this machine's clock is wrong (sync it with NTP)`,
     );
   }
-  return { bytes, timestamp, signatures };
+  return { payload, timestamp, signatures };
 }
 
+/** The payload as bytes. */
+export const payloadBytes = (payload: string | Uint8Array): Uint8Array => (typeof payload === 'string' ? encoder.encode(payload) : payload);
+
 /** The signed bytes: `${t}.` followed by the raw body. */
-export function signedContent(timestamp: number, bytes: Uint8Array): Uint8Array {
+export function signedContent(timestamp: number, payload: string | Uint8Array): Uint8Array {
+  const bytes = payloadBytes(payload);
   const prefix = encoder.encode(`${timestamp}.`);
   const out = new Uint8Array(prefix.length + bytes.length);
   out.set(prefix, 0);
@@ -198,10 +207,11 @@ export function anySignatureMatches(
   expected: Uint8Array,
   candidates: readonly string[],
   equal: (a: Uint8Array, b: Uint8Array) => boolean,
+  fromHex: (hex: string) => Uint8Array = hexToBytes,
 ): boolean {
   let matched = false;
   for (const candidate of candidates) {
-    if (V1_HEX.test(candidate) && equal(expected, hexToBytes(candidate))) matched = true;
+    if (V1_HEX.test(candidate) && equal(expected, fromHex(candidate))) matched = true;
   }
   return matched;
 }
@@ -223,10 +233,10 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** Parses a verified body. A correctly signed body that is not a JSON object is refused. */
-export function parseEvent<T>(bytes: Uint8Array): WebhookEvent<T> {
+export function parseEvent<T>(bytes: Uint8Array | string): WebhookEvent<T> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    parsed = JSON.parse(typeof bytes === 'string' ? bytes : decoder.decode(bytes));
   } catch {
     parsed = undefined;
   }

@@ -58,10 +58,10 @@ async function hmac(secret: string, content: Uint8Array): Promise<Uint8Array> {
  * `WebhookVerificationError` (or a `TypeError` for wrong options).
  */
 export async function verifyAsync<T = Record<string, unknown>>(options: VerifyOptions): Promise<WebhookEvent<T>> {
-  const { bytes, timestamp, signatures } = prepareVerification(options);
-  const expected = await hmac(options.secret, signedContent(timestamp, bytes));
+  const { payload, timestamp, signatures } = prepareVerification(options);
+  const expected = await hmac(options.secret, signedContent(timestamp, payload));
   if (!anySignatureMatches(expected, signatures, constantTimeEqual)) throw signatureMismatch();
-  return parseEvent<T>(bytes);
+  return parseEvent<T>(payload);
 }
 
 /** Same as `sign`, using only Web Crypto. */
