@@ -149,6 +149,18 @@ describe('Platform API rate limit configuration', () => {
     }
   });
 
+  it('counts in memory, still at the limit, while the Redis of RATE_LIMIT_REDIS_URL is unreachable', async () => {
+    const t = await startService({ RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_PER_MINUTE: '5' });
+    try {
+      const owner = await signupUser(t);
+      const tribe = await createTribe(t, owner);
+      const key = await createKey(t, owner, tribe.handle);
+      expect(await burst(t, '/v1/me', key.key, 6, 1)).toEqual([200, 200, 200, 200, 200, 429]);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('RATE_LIMIT_ENABLED=false (benchmarks only) lets every request through', async () => {
     const t = await startService({ RATE_LIMIT_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '2' });
     try {
