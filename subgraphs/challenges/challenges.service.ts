@@ -3,9 +3,8 @@ import { z } from 'zod';
 import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
-  checkoutProvider,
   currencySchema,
-  ensurePendingOrder,
+  startCheckout,
   priceSchema,
   registerFulfilment,
   type Order,
@@ -255,17 +254,15 @@ export async function enroll(ctx: RequestContext, communityId: string | null | u
   const existing = await viewerEnrollment(ctx, challenge.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };
   if (challenge.accessType === 'paid') {
-    const { order } = await db.transaction((tx) =>
-      ensurePendingOrder(tx, {
-        communityId: challenge.communityId,
-        buyerId: userId,
-        itemType: 'challenge',
-        itemId: challenge.id,
-        amountCents: challenge.priceCents,
-        currency: challenge.currency,
-      }),
-    );
-    return { status: 'pending_payment', created: false, enrollment: null, order, checkout: await checkoutProvider().checkout(order) };
+    const { order, checkout } = await startCheckout(db, {
+      communityId: challenge.communityId,
+      buyerId: userId,
+      itemType: 'challenge',
+      itemId: challenge.id,
+      amountCents: challenge.priceCents,
+      currency: challenge.currency,
+    });
+    return { status: 'pending_payment', created: false, enrollment: null, order, checkout };
   }
   const now = ctx.app.clock();
   const inserted = await repo.insertEnrollment(db, {

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import type { Db, Executor } from '../../db/src/index.js';
 import { findCommunityWith } from '../communities/index.js';
 import { type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
@@ -135,6 +135,15 @@ let provider: CheckoutProvider = manualCheckout;
 
 /** The provider new checkouts use (`manual` unless another was installed). */
 export const checkoutProvider = (): CheckoutProvider => provider;
+
+/**
+ * The buyer's pending order for a paid item (the same one on every call) and what the provider's checkout
+ * needs: what enroll and register answer before payment.
+ */
+export async function startCheckout(db: Db, input: PendingOrderInput): Promise<{ order: Order; checkout: CheckoutInfo }> {
+  const { order } = await db.transaction((tx) => ensurePendingOrder(tx, input));
+  return { order, checkout: await provider.checkout(order) };
+}
 
 /** Installs the provider new checkouts use (at start-up). */
 export function useCheckoutProvider(next: CheckoutProvider): void {

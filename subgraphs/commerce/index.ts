@@ -3,6 +3,7 @@ export type { Order, OrderStatus } from './commerce.service.js';
 export { ORDER_STATUSES } from './commerce.tables.js';
 export {
   ensurePendingOrder,
+  startCheckout,
   registerFulfilment,
   markOrderPaid,
   markOrderPaidManually,

@@ -4,9 +4,8 @@ import type { Executor } from '../../db/src/index.js';
 import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
-  checkoutProvider,
   currencySchema,
-  ensurePendingOrder,
+  startCheckout,
   priceSchema,
   registerFulfilment,
   type Order,
@@ -245,17 +244,15 @@ export async function enroll(ctx: RequestContext, communityId: string | null | u
   const existing = await viewerEnrollment(ctx, course.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };
   if (course.accessType === 'paid') {
-    const { order } = await db.transaction((tx) =>
-      ensurePendingOrder(tx, {
-        communityId: course.communityId,
-        buyerId: userId,
-        itemType: 'course',
-        itemId: course.id,
-        amountCents: course.priceCents,
-        currency: course.currency,
-      }),
-    );
-    return { status: 'pending_payment', created: false, enrollment: null, order, checkout: await checkoutProvider().checkout(order) };
+    const { order, checkout } = await startCheckout(db, {
+      communityId: course.communityId,
+      buyerId: userId,
+      itemType: 'course',
+      itemId: course.id,
+      amountCents: course.priceCents,
+      currency: course.currency,
+    });
+    return { status: 'pending_payment', created: false, enrollment: null, order, checkout };
   }
   const now = ctx.app.clock();
   const inserted = await repo.insertEnrollment(db, {

@@ -5,9 +5,8 @@ import type { Executor } from '../../db/src/index.js';
 import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
-  checkoutProvider,
   currencySchema,
-  ensurePendingOrder,
+  startCheckout,
   priceSchema,
   registerFulfilment,
   type Order,
@@ -261,17 +260,15 @@ export async function register(ctx: RequestContext, communityId: string | null |
   if (event.priceCents > 0) {
     // No order for a full event. A pending order holds no seat: the seat is taken when the payment arrives.
     if ((await spotsLeft(ctx, event)) === 0) throw eventFull();
-    const { order } = await db.transaction((tx) =>
-      ensurePendingOrder(tx, {
-        communityId: event.communityId,
-        buyerId: userId,
-        itemType: 'event',
-        itemId: event.id,
-        amountCents: event.priceCents,
-        currency: event.currency,
-      }),
-    );
-    return { status: 'pending_payment', created: false, registration: null, order, checkout: await checkoutProvider().checkout(order) };
+    const { order, checkout } = await startCheckout(db, {
+      communityId: event.communityId,
+      buyerId: userId,
+      itemType: 'event',
+      itemId: event.id,
+      amountCents: event.priceCents,
+      currency: event.currency,
+    });
+    return { status: 'pending_payment', created: false, registration: null, order, checkout };
   }
   const claim = await db.transaction((tx) => claimSeat(tx, event.id, userId, null, now));
   if (!claim) throw notFound('Event');
