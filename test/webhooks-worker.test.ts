@@ -81,4 +81,42 @@ describe('webhook worker (Agenda)', () => {
     expect(log.body.deliveries.every((d: { status: string; attempts: number }) => d.status === 'success' && d.attempts === 1)).toBe(true);
     expect(new Set(receiver.events.map((e) => e.id))).toEqual(new Set(log.body.deliveries.map((d: { id: string }) => d.id)));
   });
+  it('delivers event.created, order.paid and win.approved produced by the real domain flows', async () => {
+    const tribe = await createTribe(t, owner);
+    await registerEndpoint(t, owner, tribe.handle, { url: receiver.url(), events: ['event.created', 'order.paid', 'win.approved'] }, receiver);
+    const buyer = await signupUser(t);
+    await join(t, buyer, tribe.handle);
+    const ok = (out: { data?: any; errors?: unknown }) => {
+      expect(out.errors).toBeUndefined();
+      return out.data;
+    };
+
+    const event = ok(
+      await gql(t, owner, 'mutation($c: ID!, $i: CreateEventInput!){ createEvent(communityId: $c, input: $i){ id } }', {
+        c: tribe.id,
+        i: { title: 'Meetup', eventType: 'online', startsAt: '2031-05-01T18:00:00Z', endsAt: '2031-05-01T20:00:00Z' },
+      }),
+    ).createEvent;
+    const course = ok(
+      await gql(t, owner, 'mutation($c: ID!, $i: CreateCourseInput!){ createCourse(communityId: $c, input: $i){ id } }', {
+        c: tribe.id,
+        i: { title: 'Paid course', accessType: 'paid', price: 49.9 },
+      }),
+    ).createCourse;
+    const enrolled = ok(await gql(t, buyer, 'mutation($id: ID!){ enrollCourse(courseId: $id){ status order { id } } }', { id: course.id })).enrollCourse;
+    expect(enrolled.status).toBe('pending_payment');
+    ok(await gql(t, owner, 'mutation($o: ID!){ markOrderPaid(orderId: $o){ status } }', { o: enrolled.order.id }));
+    const win = ok(
+      await gql(t, buyer, 'mutation($c: ID!){ postWin(communityId: $c, input: {title: "First sale"}){ id } }', { c: tribe.id }),
+    ).postWin;
+    ok(await gql(t, owner, 'mutation($id: ID!){ approveWin(id: $id){ id } }', { id: win.id }));
+
+    const types = ['event.created', 'order.paid', 'win.approved'];
+    await waitFor(() => types.every((type) => receiver.events.some((e) => e.type === type && (e.data as { handle?: string }).handle === tribe.handle)), 10_000, 'the three events');
+    const mine = receiver.events.filter((e) => (e.data as { handle?: string }).handle === tribe.handle);
+    expect(mine.find((e) => e.type === 'event.created')!.data).toMatchObject({ eventId: event.id, handle: tribe.handle });
+    expect(mine.find((e) => e.type === 'order.paid')!.data).toMatchObject({ orderId: enrolled.order.id, userId: buyer.id, handle: tribe.handle });
+    expect(mine.find((e) => e.type === 'win.approved')!.data).toMatchObject({ winId: win.id, userId: buyer.id, handle: tribe.handle });
+    expect(receiver.rejected).toEqual([]);
+  });
 });
