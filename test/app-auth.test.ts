@@ -525,11 +525,13 @@ describe('identity-provider session (__session JWT)', () => {
       expect(res.body.data.me).toEqual({ displayName: 'Graph', email: `idp_${u}@example.com` });
     });
 
-    it('links a new sub to the existing password account with that verified email', async () => {
+    it('never links a new sub to a password account with that email (local signup does not verify email)', async () => {
       const user = await signupUser(t);
-      const res = await me(await idpToken({ email: user.email.toUpperCase(), email_verified: true, name: 'Linked' }, `idp|${unique()}`));
-      expect(res.status).toBe(200);
-      expect(res.body.user.id).toBe(user.id);
+      const sub = `idp|${unique()}`;
+      const res = await me(await idpToken({ email: user.email.toUpperCase(), email_verified: true, name: 'Linked' }, sub));
+      expect(res.status).toBe(401);
+      const linked = (await t.deps.database.db.execute(sql`select idp_subject from users where id = ${user.id}`)) as unknown as { rows: unknown[] };
+      expect(linked.rows).toEqual([{ idp_subject: null }]);
     });
 
     it('answers 401 for a token signed by another key', async () => {

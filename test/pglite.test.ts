@@ -50,3 +50,22 @@ describe('service on embedded PGlite', () => {
     expect(rows.rows[0].n).toBe(1);
   });
 });
+
+describe('member search on embedded PGlite', () => {
+  it('finds members by username through one array parameter', async () => {
+    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { log: pino({ level: 'silent' }) });
+    const t = Object.assign(service, { api: request(service.http) });
+    try {
+      const owner = await signupUser(t);
+      const member = await signupUser(t);
+      const tribe = await createTribe(t, owner);
+      await join(t, member, tribe.handle);
+      const token = await accessToken(t, owner);
+      const res = await t.api.get(`/v1/communities/${tribe.id}/members`).query({ search: member.username }).set('authorization', `Bearer ${token}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((m: { user_id: string }) => m.user_id)).toEqual([member.id]);
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+});

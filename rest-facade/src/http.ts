@@ -27,7 +27,11 @@ export function requestLogging(log: Logger): RequestHandler {
       return id;
     },
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }) },
+    // Only what is needed: response headers carry Set-Cookie (session tokens), request URLs may carry queries.
+    serializers: {
+      req: (req) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
+      res: (res) => ({ statusCode: res.statusCode }),
+    },
   });
   return (req, res, next) => {
     http(req, res);

@@ -297,6 +297,7 @@ export async function checkIn(
 ): Promise<CheckinResult> {
   requireUser(ctx);
   const challenge = await getChallenge(ctx, challengeId, communityId);
+  await requireRole(ctx, challenge.communityId, 'member'); // a former member keeps the enrollment row, not the rights
   const found = await viewerEnrollment(ctx, challenge.id);
   if (!found) throw notEnrolled();
   const input = parseInput(checkinInput, raw);

@@ -313,6 +313,7 @@ export async function completeLesson(
 ): Promise<CourseProgress> {
   requireUser(ctx);
   const course = await getCourse(ctx, courseId, communityId);
+  await requireRole(ctx, course.communityId, 'member'); // a former member keeps the enrollment row, not the rights
   const db = ctx.app.database.db;
   const lesson = isUuid(lessonId) ? await repo.findLesson(db, lessonId) : undefined;
   if (!lesson || lesson.courseId !== course.id) throw notFound('Lesson');

@@ -225,7 +225,8 @@ async function importPem(pem: string): Promise<KeyLike> {
 
 /**
  * Maps an identity-provider JWT to a user: by `sub` when linked already; otherwise a user with the
- * token's verified email is linked, or a new user is provisioned.
+ * token's verified email and no password is linked, or a new user is provisioned. An email that belongs
+ * to a password account is refused (null): the two are never merged.
  */
 export async function resolveIdpToken(app: AppDeps, token: string): Promise<string | null> {
   const key = await idpKey(app);
@@ -250,6 +251,9 @@ export async function resolveIdpToken(app: AppDeps, token: string): Promise<stri
   if (!mail || payload.email_verified !== true) return null;
   const existing = await repo.findUserByEmail(db, mail);
   if (existing) {
+    // Local signup does not verify email: linking a password account to whoever proves the address at the
+    // identity provider would hand the provider's user an account someone else holds the password of.
+    if (existing.passwordHash) return null;
     await repo.linkIdpSubject(db, existing.id, payload.sub);
     return existing.id;
   }

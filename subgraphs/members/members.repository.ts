@@ -55,7 +55,8 @@ export async function list(
       and(
         eq(members.communityId, communityId),
         filter.role ? eq(members.role, filter.role) : undefined,
-        filter.userIds ? inArray(members.userId, filter.userIds) : undefined,
+        // One array parameter, however many users matched (a bind per id would hit PostgreSQL's 65535 limit).
+        filter.userIds ? sql`${members.userId} = any(${sql.param(filter.userIds)}::uuid[])` : undefined,
       ),
     )
     .orderBy(desc(members.joinedAt), desc(members.id))
