@@ -32,13 +32,13 @@ const STRIPE = '/webhooks/payments/stripe';
 const signature = (payload: string, t: number, secret = SECRET) =>
   `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex')}`;
 
-/** A Stripe event paying `orderId` (as Stripe sends them: metadata on the session or the payment intent). */
+/** A Stripe event paying `orderId` (as Stripe sends them: metadata, amount and currency on the session or the payment intent; the test orders are BRL 49.90). */
 function stripeEvent(orderId: unknown, overrides: { id?: string; type?: string; object?: Record<string, unknown> } = {}) {
   const type = overrides.type ?? 'checkout.session.completed';
   const object =
     type === 'payment_intent.succeeded'
-      ? { id: `pi_${unique()}`, object: 'payment_intent', metadata: { order_id: orderId }, ...overrides.object }
-      : { id: `cs_${unique()}`, object: 'checkout.session', payment_status: 'paid', metadata: { order_id: orderId }, ...overrides.object };
+      ? { id: `pi_${unique()}`, object: 'payment_intent', amount_received: 4990, currency: 'brl', metadata: { order_id: orderId }, ...overrides.object }
+      : { id: `cs_${unique()}`, object: 'checkout.session', payment_status: 'paid', amount_total: 4990, currency: 'brl', metadata: { order_id: orderId }, ...overrides.object };
   return { id: overrides.id ?? `evt_${unique()}${unique()}`, object: 'event', type, created: 1_700_000_000, livemode: false, data: { object } };
 }
 
@@ -304,6 +304,9 @@ describe('payments', () => {
     it.each([
       ['a different amount', { amount_total: 100, currency: 'brl' }],
       ['a different currency', { amount_total: 4990, currency: 'usd' }],
+      ['no amount', { amount_total: undefined, currency: 'brl' }],
+      ['no currency', { amount_total: 4990, currency: undefined }],
+      ['a fractional amount', { amount_total: 4990.5, currency: 'brl' }],
     ])('answers 400 amount_mismatch for %s and changes nothing', async (_label, object) => {
       const { s, event, order } = await pendingOrder();
       const res = await deliver(stripeEvent(order.id, { object }));

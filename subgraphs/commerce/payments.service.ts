@@ -45,12 +45,18 @@ function fractionDigits(currency: string): number {
  */
 function checkAmount(order: Order, object: Record<string, unknown>): void {
   const currency = object.currency;
-  if (typeof currency === 'string' && currency.toUpperCase() !== order.currency) {
-    throw invalid('amount_mismatch', `The payment is in ${currency.toUpperCase()}, the order in ${order.currency}.`);
+  if (typeof currency !== 'string' || currency.toUpperCase() !== order.currency) {
+    throw invalid('amount_mismatch', `The payment must be in the order's currency (${order.currency}).`);
   }
   const amount = object.amount_total ?? object.amount_received ?? object.amount;
-  if (typeof amount === 'number' && fractionDigits(order.currency) === 2 && amount !== order.amountCents) {
-    throw invalid('amount_mismatch', `The payment is for ${amount}, the order for ${order.amountCents} (smallest currency unit).`);
+  // Stripe counts in the currency's smallest unit (yen: 1, dinar: 1/1000); orders in hundredths.
+  const digits = fractionDigits(order.currency);
+  const matches =
+    typeof amount === 'number' &&
+    Number.isInteger(amount) &&
+    (digits >= 2 ? amount === order.amountCents * 10 ** (digits - 2) : amount * 10 ** (2 - digits) === order.amountCents);
+  if (!matches) {
+    throw invalid('amount_mismatch', `The payment must be for the order's amount (${order.amountCents} hundredths of ${order.currency}).`);
   }
 }
 
