@@ -231,7 +231,7 @@ describe('resource API challenges', () => {
       expect(second.status).toBe(202);
       expect(second.body.data.order.id).toBe(first.body.data.order.id);
       expectError(await checkIn(s.tribe.id, c.id, s.member, day(1)), 403, 'not_enrolled');
-      expect((await markPaid(t, s.admin, first.body.data.order.id)).data.markOrderPaid.status).toBe('paid');
+      expect((await markPaid(t, s.owner, first.body.data.order.id)).data.markOrderPaid.status).toBe('paid');
       const enrolled = await enroll(s.tribe.id, c.id, s.member);
       expect(enrolled.status).toBe(200);
       expect(enrolled.body.data).toMatchObject({ status: 'active', user_id: s.member.id });

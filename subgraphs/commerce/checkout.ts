@@ -151,13 +151,13 @@ export function useCheckoutProvider(next: CheckoutProvider): void {
 }
 
 /**
- * The manual provider's confirmation: an owner or admin of the order's tribe marks a pending order paid.
+ * The manual provider's confirmation (the issue: an owner-only operation): the owner of the order's tribe marks a pending order paid.
  * Unknown orders are `not_found`; paying twice changes nothing the second time.
  */
 export async function markOrderPaidManually(ctx: RequestContext, orderId: string): Promise<Order> {
   const found = isUuid(orderId) ? await orderById(ctx, orderId) : null;
   if (!found) throw notFound('Order');
-  await requireRole(ctx, found.communityId, 'admin');
+  await requireRole(ctx, found.communityId, 'owner');
   const { order } = await ctx.app.database.db.transaction((tx) => markOrderPaid(tx, found.id, ctx.app.clock()));
   return order;
 }

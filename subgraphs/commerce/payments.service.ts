@@ -116,12 +116,12 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
 }
 
 /**
- * The manual provider's confirmation on the Application API: an owner or admin of the tribe `handle` marks one
+ * The manual provider's confirmation on the Application API: the owner of the tribe `handle` marks one
  * of the tribe's orders paid. An order of another tribe is `not_found`; paying twice changes nothing.
  */
 export async function markTribeOrderPaid(ctx: RequestContext, handle: string, orderId: string): Promise<Order> {
   const community = await getCommunityByHandle(ctx, handle);
-  await requireRole(ctx, community.id, 'admin');
+  await requireRole(ctx, community.id, 'owner');
   const order = isUuid(orderId) ? await orderById(ctx, orderId) : null;
   if (!order || order.communityId !== community.id) throw notFound('Order');
   return markOrderPaidManually(ctx, order.id);
