@@ -16,13 +16,13 @@ import {
   type RequestContext,
   conflict,
   invalid,
-  isUuid,
   notFound,
   paging,
   parseInput,
   requestScoped,
   requireUser,
   toPage,
+  idLoader,
 } from '../kernel/index.js';
 import { awardXp, requireRole, requireView } from '../members/index.js';
 import * as repo from './challenges.repository.js';
@@ -82,13 +82,7 @@ const checkinInput = z.object({
 // ---- loaders (per request) ----
 
 const challengeLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'challenges.byId', () =>
-    new DataLoader<string, Challenge | null>(async (ids) => {
-      const rows = await repo.findChallengesByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<Challenge>(ctx, 'challenges.byId', (ids) => repo.findChallengesByIds(ctx.app.database.db, ids));
 
 const viewerEnrollmentLoader = (ctx: RequestContext) =>
   requestScoped(ctx, 'challenges.viewerEnrollment', () =>

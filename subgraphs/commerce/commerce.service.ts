@@ -1,11 +1,9 @@
-import DataLoader from 'dataloader';
 import {
   type RequestContext,
-  isUuid,
   platformPaging,
-  requestScoped,
   toPlatformPage,
   type PlatformPage,
+  idLoader,
 } from '../kernel/index.js';
 import { requireScope } from '../platform/index.js';
 import * as repo from './commerce.repository.js';
@@ -25,12 +23,6 @@ export async function platformOrders(
 
 /** An order by id without an access check, for entity references from other subgraphs (batched per request). */
 export function orderById(ctx: RequestContext, id: string): Promise<Order | null> {
-  const loader = requestScoped(ctx, 'commerce.orderById', () =>
-    new DataLoader<string, Order | null>(async (ids) => {
-      const rows = await repo.findOrdersByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  const loader = idLoader<Order>(ctx, 'commerce.orderById', (ids) => repo.findOrdersByIds(ctx.app.database.db, ids));
   return loader.load(id);
 }

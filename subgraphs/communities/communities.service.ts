@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { addOwner, requireRole } from '../members/index.js';
@@ -11,10 +10,10 @@ import {
   notFound,
   paging,
   parseInput,
-  requestScoped,
   requireUser,
   toPage,
   type Page,
+  idLoader,
 } from '../kernel/index.js';
 import * as repo from './communities.repository.js';
 import type { Community } from './communities.tables.js';
@@ -49,13 +48,7 @@ const updateInput = z.object({
 });
 
 const byIdLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'communities.byId', () =>
-    new DataLoader<string, Community | null>(async (ids) => {
-      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<Community>(ctx, 'communities.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
 
 /** A community by id (batched per request), or null. */
 export const findCommunity = (ctx: RequestContext, id: string): Promise<Community | null> => byIdLoader(ctx).load(id);

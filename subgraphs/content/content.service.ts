@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import sanitizeHtml from 'sanitize-html';
 import { z } from 'zod';
 import { getCommunity, type Community } from '../communities/index.js';
@@ -10,12 +9,12 @@ import {
   notFound,
   paging,
   parseInput,
-  requestScoped,
   toPage,
   type Page,
   platformPaging,
   toPlatformPage,
   type PlatformPage,
+  idLoader,
 } from '../kernel/index.js';
 import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
@@ -86,13 +85,7 @@ function canSee(ctx: RequestContext, post: Post, role: Role | null): boolean {
 }
 
 const postLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'content.postById', () =>
-    new DataLoader<string, Post | null>(async (ids) => {
-      const rows = await repo.findPostsByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<Post>(ctx, 'content.postById', (ids) => repo.findPostsByIds(ctx.app.database.db, ids));
 
 /**
  * A post the caller may see, or `not_found` (also when it is in another tribe than `communityId`,

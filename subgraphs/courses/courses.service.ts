@@ -23,6 +23,7 @@ import {
   requestScoped,
   requireUser,
   toPage,
+  idLoader,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, viewerRole } from '../members/index.js';
 import * as repo from './courses.repository.js';
@@ -65,13 +66,7 @@ const lessonInput = z.object({
 // ---- loaders (per request) ----
 
 const courseLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'courses.byId', () =>
-    new DataLoader<string, Course | null>(async (ids) => {
-      const rows = await repo.findCoursesByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<Course>(ctx, 'courses.byId', (ids) => repo.findCoursesByIds(ctx.app.database.db, ids));
 
 const modulesLoader = (ctx: RequestContext) =>
   requestScoped(ctx, 'courses.modulesOf', () =>

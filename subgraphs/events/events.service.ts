@@ -17,7 +17,6 @@ import {
   type RequestContext,
   conflict,
   invalid,
-  isUuid,
   notFound,
   paging,
   parseInput,
@@ -26,6 +25,7 @@ import {
   toPage,
   toPlatformPage,
   type PlatformPage,
+  idLoader,
 } from '../kernel/index.js';
 import { requireRole, requireView } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
@@ -52,14 +52,7 @@ export async function platformEvents(
 
 /** An event by id without an access check, for entity references from other subgraphs (batched per request). */
 export function eventById(ctx: RequestContext, id: string): Promise<TribeEvent | null> {
-  const loader = requestScoped(ctx, 'events.byId', () =>
-    new DataLoader<string, TribeEvent | null>(async (ids) => {
-      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
-  return loader.load(id);
+  return eventLoader(ctx).load(id);
 }
 
 // ---- calendar events of the resource API and the web app (issue 5) ----
@@ -99,15 +92,9 @@ const ticketInput = z.object({
     .max(200, 'ticket_code is at most 200 characters'),
 });
 
-// The same per-request loader as `eventById` (same key), so reads and references share one batch.
+// Reads and entity references (`eventById`) share this one per-request batch.
 const eventLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'events.byId', () =>
-    new DataLoader<string, TribeEvent | null>(async (ids) => {
-      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<TribeEvent>(ctx, 'events.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
 
 const countLoader = (ctx: RequestContext) =>
   requestScoped(ctx, 'events.confirmedCount', () =>

@@ -1,4 +1,4 @@
-import { and, eq, gt, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, gt, ilike, isNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { refreshTokens, sessions, users, type UserRow } from './identity.tables.js';
 

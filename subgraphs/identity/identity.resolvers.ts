@@ -1,18 +1,10 @@
-import DataLoader from 'dataloader';
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
-import { type RequestContext, requestScoped } from '../kernel/index.js';
+import { type RequestContext, idLoader } from '../kernel/index.js';
 import { findUsersByIds, me, type User } from './identity.service.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-const userLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'identity.userById', () =>
-    new DataLoader<string, User | null>(async (ids) => {
-      const rows = await findUsersByIds(ctx.app, ids);
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+const userLoader = (ctx: RequestContext) => idLoader<User>(ctx, 'identity.userById', (ids) => findUsersByIds(ctx.app, ids));
 
 export const resolvers = {
   DateTime,

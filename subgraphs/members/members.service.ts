@@ -21,11 +21,12 @@ import {
   platformPaging,
   toPlatformPage,
   type PlatformPage,
+  idLoader,
 } from '../kernel/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
 import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
 import * as repo from './members.repository.js';
-import { ROLES, type Member, type Role } from './members.tables.js';
+import { ROLES, type Member } from './members.tables.js';
 
 export type { Member, Role } from './members.tables.js';
 
@@ -170,13 +171,7 @@ export function memberCount(ctx: RequestContext, communityId: string): Promise<n
 
 /** Members by membership id, batched per request (entity references). */
 export function memberById(ctx: RequestContext, id: string): Promise<Member | null> {
-  const loader = requestScoped(ctx, 'members.byId', () =>
-    new DataLoader<string, Member | null>(async (ids) => {
-      const rows = await repo.findByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  const loader = idLoader<Member>(ctx, 'members.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
   return loader.load(id);
 }
 

@@ -1,16 +1,14 @@
-import DataLoader from 'dataloader';
 import { z } from 'zod';
 import { getCommunity } from '../communities/index.js';
 import {
   type Page,
   type RequestContext,
   forbidden,
-  isUuid,
   notFound,
   paging,
   parseInput,
-  requestScoped,
   toPage,
+  idLoader,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, type Role } from '../members/index.js';
 import { emitEvent } from '../platform/index.js';
@@ -36,13 +34,7 @@ const listInput = z.object({
 const isModerator = (role: Role | null) => !!role && RANK[role] >= RANK.moderator;
 
 const winLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'wins.byId', () =>
-    new DataLoader<string, Win | null>(async (ids) => {
-      const rows = await repo.findWinsByIds(ctx.app.database.db, ids.filter(isUuid));
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }),
-  );
+  idLoader<Win>(ctx, 'wins.byId', (ids) => repo.findWinsByIds(ctx.app.database.db, ids));
 
 /**
  * A win the caller may see, or `not_found` (also in another tribe than `communityId`). Approved wins are
