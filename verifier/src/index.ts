@@ -3,7 +3,7 @@
  * node:crypto; edge runtimes import `@svc/webhook-verifier/web` instead.
  */
 export * from './web.js';
-export { verify, sign, generateTestHeaders } from './node.js';
+export { verify, verifySignature, sign, generateTestHeaders } from './node.js';
 export {
   expressWebhook,
   type ExpressWebhookOptions,

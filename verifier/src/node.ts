@@ -24,6 +24,14 @@ function signatureOf(secret: string, timestamp: number, payload: string | Uint8A
 
 const fromHex = (hex: string): Uint8Array => Buffer.from(hex, 'hex');
 
+/** Runs every check but the body's JSON shape; returns the raw payload for parsing. */
+function checkSignature(options: VerifyOptions): string | Uint8Array {
+  const { payload, timestamp, signatures } = prepareVerification(options);
+  const expected = signatureOf(options.secret, timestamp, payload);
+  if (!anySignatureMatches(expected, signatures, timingSafeEqual, fromHex)) throw signatureMismatch();
+  return payload;
+}
+
 /**
  * Verifies one delivery and returns its parsed body.
  *
@@ -35,10 +43,18 @@ const fromHex = (hex: string): Uint8Array => Buffer.from(hex, 'hex');
  * @throws {TypeError} when the options themselves are wrong (no secret, bad tolerance).
  */
 export function verify<T = Record<string, unknown>>(options: VerifyOptions): WebhookEvent<T> {
-  const { payload, timestamp, signatures } = prepareVerification(options);
-  const expected = signatureOf(options.secret, timestamp, payload);
-  if (!anySignatureMatches(expected, signatures, timingSafeEqual, fromHex)) throw signatureMismatch();
-  return parseEvent<T>(payload);
+  return parseEvent<T>(checkSignature(options));
+}
+
+/**
+ * The same checks as `verify` except the last: the body is not parsed. For receivers that keep or
+ * queue the raw body as it came and parse it later (or with their own JSON parser).
+ *
+ * @throws {WebhookVerificationError} with a `code` saying which check failed.
+ * @throws {TypeError} when the options themselves are wrong (no secret, bad tolerance).
+ */
+export function verifySignature(options: VerifyOptions): void {
+  checkSignature(options);
 }
 
 /**

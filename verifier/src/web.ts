@@ -2,7 +2,7 @@
  * `@svc/webhook-verifier/web`: the Web Crypto half of the package. Nothing here imports node:*,
  * so it runs on Cloudflare Workers, Vercel/Next.js edge, Deno, Bun, browsers and Node >= 19.
  */
-export { verifyAsync, signAsync, generateTestHeadersAsync } from './web-crypto.js';
+export { verifyAsync, verifySignatureAsync, signAsync, generateTestHeadersAsync } from './web-crypto.js';
 export { verifyRequest, type RequestLike, type VerifyRequestOptions } from './request.js';
 export { WebhookVerificationError, type WebhookVerificationErrorCode } from './errors.js';
 export { MemorySeenStore, DEFAULT_DEDUPE_TTL_SECONDS, type SeenStore, type MemorySeenStoreOptions } from './dedupe.js';

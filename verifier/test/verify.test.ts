@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import { generateTestHeaders, sign, verify } from '../src/node.js';
-import { generateTestHeadersAsync, signAsync, verifyAsync } from '../src/web-crypto.js';
+import { generateTestHeaders, sign, verify, verifySignature } from '../src/node.js';
+import { generateTestHeadersAsync, signAsync, verifyAsync, verifySignatureAsync } from '../src/web-crypto.js';
 import { parseSignatureHeader } from '../src/core.js';
 import { WebhookVerificationError } from '../src/errors.js';
 import { NOW, SECRET, deliveryBody, outcome } from './helpers.js';
@@ -120,6 +120,35 @@ describe.each(implementations)('%s', (_name, run) => {
       await expect(run({ ...base, toleranceSeconds: -1 })).rejects.toThrow(TypeError);
       await expect(run({ ...base, secret: '' })).rejects.toThrow(/whsec_/);
     });
+  });
+});
+
+const signatureOnly: Array<[string, (o: VerifyOptions) => Promise<void>]> = [
+  ['verifySignature', async (o) => verifySignature(o)],
+  ['verifySignatureAsync', (o) => verifySignatureAsync(o)],
+];
+
+describe.each(signatureOnly)('%s', (_name, run) => {
+  const base = { payload: Buffer.from(body), secret: SECRET, now: NOW, headers: { 'x-svc-signature': header } };
+
+  it('returns nothing for a genuine delivery', async () => {
+    expect(await run(base)).toBeUndefined();
+  });
+
+  it('leaves the body unparsed: a signed body that is not JSON passes here and fails verify', async () => {
+    const text = 'not json';
+    const signed = { ...base, payload: text, headers: { 'x-svc-signature': sign({ payload: text, secret: SECRET, timestamp: NOW }) } };
+    expect(await outcome(() => run(signed))).toBe('ok');
+    expect(await outcome(() => verify(signed))).toBe('payload_not_raw');
+  });
+
+  it('runs every other check of verify', async () => {
+    expect(await outcome(() => run({ ...base, payload: JSON.parse(body) as string }))).toBe('payload_not_raw');
+    expect(await outcome(() => run({ ...base, headers: {} }))).toBe('missing_header');
+    expect(await outcome(() => run({ ...base, headers: { 'x-svc-signature': 'v1=aa' } }))).toBe('malformed_header');
+    expect(await outcome(() => run({ ...base, now: NOW + 301 }))).toBe('timestamp_out_of_range');
+    expect(await outcome(() => run({ ...base, payload: `${body} ` }))).toBe('signature_mismatch');
+    await expect(run({ ...base, secret: '' })).rejects.toThrow(TypeError);
   });
 });
 

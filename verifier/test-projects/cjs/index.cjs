@@ -20,6 +20,12 @@ async function main() {
     () => pkg.verify({ payload: JSON.parse(payload), headers: { 'x-svc-signature': header }, secret, now: 1700000000 }),
     (err) => err instanceof pkg.WebhookVerificationError && err.code === 'payload_not_raw',
   );
+  assert.equal(pkg.verifySignature({ payload, headers: { 'x-svc-signature': header }, secret, now: 1700000000 }), undefined);
+  assert.throws(
+    () => pkg.verifySignature({ payload: `${payload} `, headers: { 'x-svc-signature': header }, secret, now: 1700000000 }),
+    (err) => err instanceof pkg.WebhookVerificationError && err.code === 'signature_mismatch',
+  );
+  await web.verifySignatureAsync({ payload, headers: { 'x-svc-signature': header }, secret, now: 1700000000 });
   assert.equal((await web.verifyAsync({ payload, headers: { 'x-svc-signature': header }, secret, now: 1700000000 })).id, 'evt_1');
   assert.equal(typeof expressWebhook({ secret }), 'function');
   assert.equal(typeof verifyRequest, 'function');

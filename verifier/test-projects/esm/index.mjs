@@ -1,6 +1,6 @@
 // Loads the BUILT package through its exports map with import. Run: node test-projects/esm/index.mjs
 import assert from 'node:assert/strict';
-import { sign, verify, verifyAsync, generateTestHeaders, WebhookVerificationError } from '@svc/webhook-verifier';
+import { sign, verify, verifySignature, verifyAsync, generateTestHeaders, WebhookVerificationError } from '@svc/webhook-verifier';
 import * as web from '@svc/webhook-verifier/web';
 import { expressWebhook } from '@svc/webhook-verifier/express';
 import { verifyRequest } from '@svc/webhook-verifier/fetch';
@@ -12,6 +12,8 @@ const header = 't=1700000000,v1=774b41eb8b7b7e0f177e807aef097854fbdca8662ca80d87
 assert.match(import.meta.resolve('@svc/webhook-verifier'), /\/dist\/esm\/index\.js$/);
 assert.equal(sign({ payload, secret, timestamp: 1700000000 }), header);
 assert.equal(verify({ payload, headers: new Headers({ 'x-svc-signature': header }), secret, now: 1700000000 }).type, 'ping');
+assert.equal(verifySignature({ payload: Buffer.from(payload), headers: { 'x-svc-signature': header }, secret, now: 1700000000 }), undefined);
+assert.throws(() => verifySignature({ payload, headers: { 'x-svc-signature': header }, secret, now: 1700000301 }), { code: 'timestamp_out_of_range' });
 assert.equal((await verifyAsync({ payload, headers: { 'x-svc-signature': header }, secret, now: 1700000000 })).id, 'evt_1');
 assert.equal(web.WebhookVerificationError, WebhookVerificationError, 'one error class across entries');
 const headers = generateTestHeaders({ payload, secret });
