@@ -24,7 +24,7 @@ import {
   toPage,
   idLoader,
 } from '../kernel/index.js';
-import { awardXp, requireRole, requireView } from '../members/index.js';
+import { awardXp, requireRole, requireView, requireVisible } from '../members/index.js';
 import * as repo from './challenges.repository.js';
 import { CHECKIN_XP, currentStreak, dayAt, runEndingAtHighest } from './challenges.streak.js';
 import {
@@ -97,10 +97,7 @@ const viewerEnrollmentLoader = (ctx: RequestContext) =>
 
 /** A challenge the caller may see (anyone who may see the tribe's content), or `not_found`, also when in another tribe. */
 export async function getChallenge(ctx: RequestContext, id: string, communityId?: string | null): Promise<Challenge> {
-  const challenge = await challengeLoader(ctx).load(id);
-  if (!challenge || (communityId && challenge.communityId !== communityId)) throw notFound('Challenge');
-  await requireView(ctx, await getCommunity(ctx, challenge.communityId));
-  return challenge;
+  return requireVisible(ctx, await challengeLoader(ctx).load(id), communityId, 'Challenge');
 }
 
 /** Challenges of a tribe, newest first. */

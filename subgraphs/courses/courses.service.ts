@@ -25,7 +25,7 @@ import {
   toPage,
   idLoader,
 } from '../kernel/index.js';
-import { RANK, awardXp, requireRole, requireView, viewerRole } from '../members/index.js';
+import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole } from '../members/index.js';
 import * as repo from './courses.repository.js';
 import { ACCESS_TYPES, type Course, type CourseEnrollment, type CourseModule, type Lesson } from './courses.tables.js';
 
@@ -100,10 +100,7 @@ const viewerEnrollmentLoader = (ctx: RequestContext) =>
  * belongs to another tribe than `communityId`.
  */
 export async function getCourse(ctx: RequestContext, id: string, communityId?: string | null): Promise<Course> {
-  const course = await courseLoader(ctx).load(id);
-  if (!course || (communityId && course.communityId !== communityId)) throw notFound('Course');
-  await requireView(ctx, await getCommunity(ctx, course.communityId));
-  return course;
+  return requireVisible(ctx, await courseLoader(ctx).load(id), communityId, 'Course');
 }
 
 /** Courses of a tribe, newest first (the catalogue: every course, whatever its access type). */

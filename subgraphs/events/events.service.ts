@@ -27,7 +27,7 @@ import {
   type PlatformPage,
   idLoader,
 } from '../kernel/index.js';
-import { requireRole, requireView } from '../members/index.js';
+import { requireRole, requireView, requireVisible } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
 import * as repo from './events.repository.js';
 import {
@@ -121,10 +121,7 @@ const newTicketCode = (): string => randomBytes(16).toString('base64url');
  * to another tribe than `communityId`.
  */
 export async function getEvent(ctx: RequestContext, id: string, communityId?: string | null): Promise<TribeEvent> {
-  const event = await eventLoader(ctx).load(id);
-  if (!event || (communityId && event.communityId !== communityId)) throw notFound('Event');
-  await requireView(ctx, await getCommunity(ctx, event.communityId));
-  return event;
+  return requireVisible(ctx, await eventLoader(ctx).load(id), communityId, 'Event');
 }
 
 /**

@@ -1,4 +1,4 @@
-export { RANK, requireRole, requireView, viewerRole } from './members.access.js';
+export { RANK, requireRole, requireView, requireVisible, viewerRole } from './members.access.js';
 export {
   addOwner,
   joinByInvite,

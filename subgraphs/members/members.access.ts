@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
-import { type RequestContext, forbidden, requestScoped, unauthorized } from '../kernel/index.js';
+import { getCommunity } from '../communities/index.js';
+import { type RequestContext, forbidden, notFound, requestScoped, unauthorized } from '../kernel/index.js';
 import * as repo from './members.repository.js';
 import type { Role } from './members.tables.js';
 
@@ -44,4 +45,20 @@ export async function requireView(ctx: RequestContext, community: { id: string; 
     throw forbidden('This tribe is private: only its members see its content.');
   }
   return role;
+}
+
+/**
+ * Tribe isolation for one row of a tribe's content (a course, an event...): the row must exist and, when
+ * `communityId` is given, belong to that tribe, or `not_found` names `what`; then the caller must see the
+ * tribe's content (`requireView`). Returns the row.
+ */
+export async function requireVisible<T extends { communityId: string }>(
+  ctx: RequestContext,
+  row: T | null | undefined,
+  communityId: string | null | undefined,
+  what: string,
+): Promise<T> {
+  if (!row || (communityId && row.communityId !== communityId)) throw notFound(what);
+  await requireView(ctx, await getCommunity(ctx, row.communityId));
+  return row;
 }

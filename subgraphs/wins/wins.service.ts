@@ -10,7 +10,7 @@ import {
   toPage,
   idLoader,
 } from '../kernel/index.js';
-import { RANK, awardXp, requireRole, requireView, type Role } from '../members/index.js';
+import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../platform/index.js';
 import * as repo from './wins.repository.js';
 import { WIN_STATUSES, type Win } from './wins.tables.js';
@@ -41,9 +41,8 @@ const winLoader = (ctx: RequestContext) =>
  * seen by whoever sees the tribe's content; pending ones by their author and moderators and above.
  */
 export async function getWin(ctx: RequestContext, id: string, communityId?: string | null): Promise<Win> {
-  const win = await winLoader(ctx).load(id);
-  if (!win || (communityId && win.communityId !== communityId)) throw notFound('Win');
-  const role = await requireView(ctx, await getCommunity(ctx, win.communityId));
+  const win = await requireVisible(ctx, await winLoader(ctx).load(id), communityId, 'Win');
+  const role = await viewerRole(ctx, win.communityId);
   if (win.status !== 'approved' && win.authorId !== ctx.caller?.userId && !isModerator(role)) throw notFound('Win');
   return win;
 }
