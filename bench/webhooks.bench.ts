@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { drain, fanOut, signatureHeader } from '../subgraphs/webhooks/index.js';
 import { generateTestHeaders, verify, verifySignature } from '../verifier/src/index.js';
-import { BENCH_DATABASE_URL, load, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, startBenchService, type LoadResult } from './lib.js';
 
 const CA = fileURLToPath(new URL('../test/fixtures/tls/ca.pem', import.meta.url));
 const tls = (name: string) => readFileSync(new URL(`../test/fixtures/tls/${name}`, import.meta.url));

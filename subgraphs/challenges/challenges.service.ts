@@ -16,7 +16,6 @@ import {
   type RequestContext,
   conflict,
   invalid,
-  notFound,
   paging,
   parseInput,
   requestScoped,
