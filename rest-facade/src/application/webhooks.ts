@@ -3,7 +3,7 @@ import type { Executor } from '../../../gateway/src/graph.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
-import { intParam, objectBody, pick } from '../resource/params.js';
+import { objectBody, pageParams, pick } from '../resource/params.js';
 import { WebhookDocs } from '../webhooks.documents.js';
 
 type G = Record<string, any>;
@@ -75,7 +75,7 @@ export function webhookRoutes(app: AppDeps, run: Executor): Router {
     });
   }));
   r.get('/:id/deliveries', handle(async (req, res) => {
-    const vars = { endpointId: req.params.id, page: intParam(req, 'page'), perPage: intParam(req, 'perPage') };
+    const vars = { endpointId: req.params.id, ...pageParams(req, 'perPage') };
     const page = (await exec(req, WebhookDocs.deliveries, vars)).webhookDeliveries;
     res.json({ deliveries: page.items.map(deliveryBody), page: page.page, perPage: page.perPage, hasMore: page.hasMore });
   }));

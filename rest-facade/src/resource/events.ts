@@ -7,7 +7,7 @@ import { EVENT_LIST_STATUSES } from '../../../subgraphs/events/index.js';
 import { fromCents } from '../../../subgraphs/commerce/index.js';
 import { handle } from '../http.js';
 import { orderRecord } from './learning.js';
-import { choiceParam, intParam, objectBody, pick } from './params.js';
+import { choiceParam, objectBody, pageParams, pick } from './params.js';
 import { listBody } from './shapes.js';
 
 type G = Record<string, any>;
@@ -74,8 +74,7 @@ export function mountEvents(c: Router, exec: Exec): void {
     const vars = {
       communityId: req.params.cid,
       status: choiceParam(req, 'status', EVENT_LIST_STATUSES),
-      page: intParam(req, 'page'),
-      perPage: intParam(req, 'per_page'),
+      ...pageParams(req),
     };
     res.json(listBody((await exec(req, EventDocs.listEvents, vars)).events, eventRecord));
   }));

@@ -6,7 +6,7 @@ import type { Request, Router } from 'express';
 import { fromCents } from '../../../subgraphs/commerce/index.js';
 import { HttpError } from '../errors.js';
 import { handle } from '../http.js';
-import { intParam, objectBody, pick } from './params.js';
+import { objectBody, pageParams, pick } from './params.js';
 import { listBody } from './shapes.js';
 
 type G = Record<string, any>;
@@ -203,11 +203,9 @@ function enrollResponse(result: G, shape: (e: G) => unknown): { status: number; 
 
 /** Mounts the course and challenge routes on the `/v1/communities` router (`:cid` is the tribe id). */
 export function mountLearning(c: Router, exec: Exec): void {
-  const page = (req: Request) => ({ page: intParam(req, 'page'), perPage: intParam(req, 'per_page') });
-
   // courses
   c.get('/:cid/courses', handle(async (req, res) => {
-    res.json(listBody((await exec(req, LearningDocs.listCourses, { communityId: req.params.cid, ...page(req) })).courses, courseRecord));
+    res.json(listBody((await exec(req, LearningDocs.listCourses, { communityId: req.params.cid, ...pageParams(req) })).courses, courseRecord));
   }));
   c.post('/:cid/courses', handle(async (req, res) => {
     const input = pick(objectBody(req), {
@@ -250,7 +248,7 @@ export function mountLearning(c: Router, exec: Exec): void {
 
   // challenges
   c.get('/:cid/challenges', handle(async (req, res) => {
-    const data = await exec(req, LearningDocs.listChallenges, { communityId: req.params.cid, ...page(req) });
+    const data = await exec(req, LearningDocs.listChallenges, { communityId: req.params.cid, ...pageParams(req) });
     res.json(listBody(data.challenges, challengeRecord));
   }));
   c.post('/:cid/challenges', handle(async (req, res) => {
@@ -292,7 +290,7 @@ export function mountLearning(c: Router, exec: Exec): void {
     res.status(201).json({ data: { ...checkinRecord(checkin), progress: challengeProgressRecord(progress) } });
   }));
   c.get('/:cid/challenges/:id/leaderboard', handle(async (req, res) => {
-    const vars = { challengeId: req.params.id, communityId: req.params.cid, ...page(req) };
+    const vars = { challengeId: req.params.id, communityId: req.params.cid, ...pageParams(req) };
     res.json(listBody((await exec(req, LearningDocs.leaderboard, vars)).challengeLeaderboard, leaderboardRecord));
   }));
 }

@@ -17,6 +17,11 @@ export function intParam(req: Request, name: string): number | undefined {
   return Number(v);
 }
 
+/** The `page` and per-page query parameters (`per_page` on the resource API), as subgraph variables. */
+export function pageParams(req: Request, perPageName = 'per_page'): { page: number | undefined; perPage: number | undefined } {
+  return { page: intParam(req, 'page'), perPage: intParam(req, perPageName) };
+}
+
 /** An optional `true`/`false` query parameter. */
 export function boolParam(req: Request, name: string): boolean | undefined {
   const v = one(req, name);

@@ -9,7 +9,7 @@ import { contextOf, handle } from '../http.js';
 import { Docs } from './documents.js';
 import { mountEvents } from './events.js';
 import { mountLearning } from './learning.js';
-import { boolParam, choiceParam, intParam, objectBody, pick, stringParam, uuidParam } from './params.js';
+import { boolParam, choiceParam, objectBody, pageParams, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
 import { webhookResources } from './webhooks.js';
 
@@ -66,7 +66,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
   const communityFields = { name: 'name', handle: 'handle', description: 'description', is_public: 'isPublic', category: 'category' };
 
   c.get('/', handle(async (req, res) => {
-    const vars = { search: stringParam(req, 'search'), page: intParam(req, 'page'), perPage: intParam(req, 'per_page') };
+    const vars = { search: stringParam(req, 'search'), ...pageParams(req) };
     res.json(listBody((await exec(req, Docs.listCommunities, vars)).communities, communityRecord));
   }));
   c.post('/', handle(async (req, res) => {
@@ -91,8 +91,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
       communityId: req.params.cid,
       role: choiceParam(req, 'role', ROLES),
       search: stringParam(req, 'search'),
-      page: intParam(req, 'page'),
-      perPage: intParam(req, 'per_page'),
+      ...pageParams(req),
     };
     res.json(listBody((await exec(req, Docs.listMembers, vars)).members, memberRecord));
   }));
@@ -125,8 +124,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
       communityId: req.params.cid,
       pinned: boolParam(req, 'pinned'),
       authorId: uuidParam(req, 'author_id'),
-      page: intParam(req, 'page'),
-      perPage: intParam(req, 'per_page'),
+      ...pageParams(req),
     };
     res.json(listBody((await exec(req, Docs.listPosts, vars)).posts, postRecord));
   }));
@@ -146,7 +144,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     res.status(204).end();
   }));
   c.get('/:cid/posts/:pid/comments', handle(async (req, res) => {
-    const vars = { postId: req.params.pid, communityId: req.params.cid, page: intParam(req, 'page'), perPage: intParam(req, 'per_page') };
+    const vars = { postId: req.params.pid, communityId: req.params.cid, ...pageParams(req) };
     res.json(listBody((await exec(req, Docs.listComments, vars)).comments, commentRecord));
   }));
   c.post('/:cid/posts/:pid/comments', handle(async (req, res) => {
