@@ -204,6 +204,12 @@ describe('Platform API resources', () => {
       expect(res.body).toEqual({ error: { type: 'not_found', message: 'Member not found.' } });
     });
 
+    it('answers 404 not_found, not a 500, for a username that is not valid percent-encoding', async () => {
+      const res = await platformGet(t, '/v1/members/%E0%A4%A', keyA.key);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { type: 'not_found', message: 'Not found.' } });
+    });
+
     it('answers 403 forbidden to a key without members:read, even for an unknown username', async () => {
       const key = await createKey(t, ownerA, tribeA.handle, ['posts:read']);
       for (const username of [people[0].username, 'nobody_by_that_name']) {

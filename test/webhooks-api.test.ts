@@ -397,6 +397,8 @@ describe('webhook endpoints', () => {
         ],
         pagination: { page: 1, per_page: 50, has_more: false },
       });
+      const byDefault = await auth(t.api.get(v1(`/${id}/logs`)));
+      expect(byDefault.body.pagination).toEqual({ page: 1, per_page: 20, has_more: false });
 
       const deleted = await auth(t.api.delete(v1(`/${id}`)));
       expect(deleted.status).toBe(204);

@@ -16,6 +16,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return !!e && e.code === '23505' && (!constraint || e.constraint === constraint);
 }
 
+/** True when `error` is a PostgreSQL foreign-key violation (the referenced row is gone). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return findPgError(error)?.code === '23503';
+}
+
 function findPgError(error: unknown): { code?: string; constraint?: string } | undefined {
   let current = error as { code?: string; constraint?: string; cause?: unknown } | undefined;
   for (let i = 0; current && i < 5; i += 1) {

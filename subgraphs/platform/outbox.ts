@@ -23,6 +23,10 @@ export const SUBSCRIBABLE_EVENTS = [
 ] as const;
 export type EventType = (typeof SUBSCRIBABLE_EVENTS)[number];
 
+const SUBSCRIBABLE = new Set<string>(SUBSCRIBABLE_EVENTS);
+/** True for an event name a webhook endpoint can subscribe to. */
+export const isSubscribable = (type: string): type is EventType => SUBSCRIBABLE.has(type);
+
 /** Records an event inside `tx`; it is delivered only if the transaction commits. */
 export async function emitEvent(tx: Executor, communityId: string, type: EventType, data: Record<string, unknown>): Promise<void> {
   await tx.insert(events).values({ communityId, type, data });

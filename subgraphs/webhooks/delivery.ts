@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import type { AppDeps } from '../kernel/index.js';
-import { SUBSCRIBABLE_EVENTS } from '../platform/index.js';
+import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
+import { isSubscribable } from '../platform/index.js';
 import { signatureHeader } from './signer.js';
 import { AddressPolicy, BlockedError, type Resolver } from './ssrf.js';
 import * as repo from './webhooks.repository.js';
-import type { WebhookDelivery } from './webhooks.tables.js';
+import type { WebhookDelivery, WebhookEndpoint } from './webhooks.tables.js';
 
 /** Waits after failures 1 to 5 (spec: 1 m, 5 m, 30 m, 2 h, 6 h); the sixth failure is final. */
 export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 6 * 3_600_000] as const;
@@ -123,7 +123,7 @@ export async function closeWebhooks(app: AppDeps): Promise<void> {
   await rt.agent.close();
 }
 
-/** Aborts this process's attempts to an endpoint that was just deleted or disabled. */
+/** Aborts this process's attempts to an endpoint that was just deleted. (Disabling lets attempts in flight finish.) */
 export function abortEndpointAttempts(app: AppDeps, endpointId: string): void {
   const set = runtimes.get(app)?.inflight.get(endpointId);
   if (set) for (const c of set) c.abort(new EndpointGone());
@@ -277,7 +277,6 @@ export function afterAttempt(previousAttempts: number, result: AttemptResult, no
 
 // ---- the two jobs ----
 
-const SUBSCRIBABLE = new Set<string>(SUBSCRIBABLE_EVENTS);
 
 /**
  * Fan-out: turns every unprocessed outbox event into one pending delivery per subscribed, enabled
@@ -291,13 +290,18 @@ export async function fanOut(app: AppDeps): Promise<number> {
       const events = await repo.lockUnprocessedEvents(tx, FANOUT_CHUNK);
       if (events.length === 0) return { locked: 0, inserted: 0 };
       const communityIds = [...new Set(events.map((e) => e.communityId).filter((id): id is string => !!id))];
-      const endpoints = await repo.enabledEndpointsOf(tx, communityIds);
+      const byTribe = new Map<string, Array<Pick<WebhookEndpoint, 'id' | 'communityId' | 'events'>>>();
+      for (const ep of await repo.enabledEndpointsOf(tx, communityIds)) {
+        const list = byTribe.get(ep.communityId);
+        if (list) list.push(ep);
+        else byTribe.set(ep.communityId, [ep]);
+      }
       const now = app.clock();
       const rows = events.flatMap((e) =>
-        !SUBSCRIBABLE.has(e.type)
+        !isSubscribable(e.type) || !e.communityId
           ? []
-          : endpoints
-              .filter((ep) => ep.communityId === e.communityId && ep.events.includes(e.type))
+          : (byTribe.get(e.communityId) ?? [])
+              .filter((ep) => ep.events.includes(e.type))
               .map((ep) => {
                 const id = randomUUID();
                 return {
@@ -409,7 +413,7 @@ export async function sendPing(
     });
     return { delivery, result };
   } catch (error) {
-    if ((error as { code?: string; cause?: { code?: string } }).cause?.code === '23503' || (error as { code?: string }).code === '23503') {
+    if (isForeignKeyViolation(error)) {
       return { delivery: null, result }; // the endpoint was deleted while the ping was in flight
     }
     throw error;

@@ -1,7 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { randomToken } from '../kernel/index.js';
 
 /** A new signing secret: `whsec_` and 32 random bytes in base64url (43 characters). */
-export const generateSecret = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
+export const generateSecret = (): string => `whsec_${randomToken()}`;
 
 /**
  * The `x-svc-signature` value for `payload` sent at unix second `t`: `t=<t>,v1=<hex>`, where v1 is the

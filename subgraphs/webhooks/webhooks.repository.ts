@@ -30,11 +30,16 @@ export async function findEndpoint(db: Executor, communityId: string, id: string
 
 export async function updateEndpoint(
   db: Executor,
+  communityId: string,
   id: string,
   patch: Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'enabled'>>,
   at: Date,
-): Promise<WebhookEndpoint> {
-  const [row] = await db.update(webhookEndpoints).set({ ...patch, updatedAt: at }).where(eq(webhookEndpoints.id, id)).returning();
+): Promise<WebhookEndpoint | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ ...patch, updatedAt: at })
+    .where(and(eq(webhookEndpoints.communityId, communityId), eq(webhookEndpoints.id, id)))
+    .returning();
   return row;
 }
 

@@ -13,7 +13,7 @@ import {
   toPage,
 } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
-import { SUBSCRIBABLE_EVENTS } from '../platform/index.js';
+import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../platform/index.js';
 import { abortEndpointAttempts, policyOf, sendPing, type AttemptResult } from './delivery.js';
 import { generateSecret } from './signer.js';
 import { BlockedError } from './ssrf.js';
@@ -56,8 +56,7 @@ async function endpointOf(ctx: RequestContext, community: Community, id: string)
 /** Unknown events dropped, duplicates removed; none left is `no_events` (`ping` is not subscribable). */
 function parseEvents(raw: unknown): string[] {
   const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
-  const known = new Set<string>(SUBSCRIBABLE_EVENTS);
-  const kept = [...new Set(list.filter((e): e is string => typeof e === 'string' && known.has(e)))];
+  const kept = [...new Set(list.filter((e): e is string => typeof e === 'string' && isSubscribable(e)))];
   if (kept.length === 0) {
     throw invalid('no_events', `No valid event left. Subscribable events: ${SUBSCRIBABLE_EVENTS.join(', ')}.`);
   }
@@ -135,7 +134,7 @@ export async function createEndpoint(ctx: RequestContext, ref: TribeRef, input: 
 export async function updateEndpoint(ctx: RequestContext, ref: TribeRef, id: string, input: UpdateEndpointInput): Promise<WebhookEndpoint> {
   const community = await adminTribe(ctx, ref);
   const endpoint = await endpointOf(ctx, community, id);
-  const patch: Parameters<typeof repo.updateEndpoint>[2] = {};
+  const patch: Parameters<typeof repo.updateEndpoint>[3] = {};
   if (input.events !== undefined) patch.events = parseEvents(input.events);
   if (input.description !== undefined) patch.description = parseInput(description, input.description, 'invalid_description');
   if (input.enabled !== undefined) patch.enabled = parseInput(enabled, input.enabled);
@@ -143,7 +142,9 @@ export async function updateEndpoint(ctx: RequestContext, ref: TribeRef, id: str
   if (Object.keys(patch).length === 0) {
     throw invalid('empty', 'Send at least one of url, events, description, enabled.');
   }
-  return repo.updateEndpoint(ctx.app.database.db, endpoint.id, patch, ctx.app.clock());
+  const updated = await repo.updateEndpoint(ctx.app.database.db, community.id, endpoint.id, patch, ctx.app.clock());
+  if (!updated) throw notFound('Webhook endpoint'); // deleted since it was read
+  return updated;
 }
 
 /** Deletes an endpoint and its deliveries; sends to it stop at once. */

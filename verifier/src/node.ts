@@ -3,19 +3,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   anySignatureMatches,
   buildTestHeaders,
-  bytesToHex,
   formatSignatureHeader,
   parseEvent,
   prepareSign,
   prepareVerification,
   signatureMismatch,
-  signedContent,
 } from './core.js';
 import type { SignOptions, TestHeadersOptions, VerifyOptions, WebhookEvent, WebhookHeaders } from './types.js';
-
-function hmac(secret: string, content: Uint8Array): Uint8Array {
-  return createHmac('sha256', secret).update(content).digest();
-}
 
 /** HMAC of `${t}.` + payload without joining them into a new buffer. */
 function signatureOf(secret: string, timestamp: number, payload: string | Uint8Array): Buffer {
@@ -63,7 +57,7 @@ export function verifySignature(options: VerifyOptions): void {
  */
 export function sign(options: SignOptions): string {
   const { bytes, timestamp } = prepareSign(options);
-  return formatSignatureHeader(timestamp, bytesToHex(hmac(options.secret, signedContent(timestamp, bytes))));
+  return formatSignatureHeader(timestamp, signatureOf(options.secret, timestamp, bytes).toString('hex'));
 }
 
 /**

@@ -24,7 +24,10 @@ const userBody = (u: identity.User) => ({ id: u.id, email: u.email, username: u.
 /** Application REST routes of the web app (session cookie, flat errors). */
 export function applicationRouter(app: AppDeps, run: Executor): Router {
   const r = Router();
-  r.use(express.json({ limit: app.config.bodyLimitBytes }), sessionAuth(app));
+  r.use(express.json({ limit: app.config.bodyLimitBytes }));
+  // Public and rate limited: mounted before the session lookup, so a flood of tracking requests reads no session.
+  r.use(affiliateRouter(app));
+  r.use(sessionAuth(app));
   const signedIn: express.RequestHandler = (req, _res, next) => next(req.caller ? undefined : new HttpError(401, 'unauthorized', 'Sign in first.'));
 
   r.post('/auth/signup', handle(async (req, res) => {
@@ -58,7 +61,6 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
     });
   }));
   r.use(apiKeysRouter(app, run));
-  r.use(affiliateRouter(app));
   r.use('/communities/:handle/webhooks', signedIn, webhookRoutes(app, run));
   return r;
 }

@@ -28,6 +28,11 @@ function sendJson(res: Response, status: number, body: unknown): void {
 export const platformErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   const type = ERROR_TYPES[e.status];
+  if (!type && e.status < 500) {
+    // Spec 7.1 emits four types only: any other client error (such as a path Express cannot decode) names nothing that exists.
+    sendJson(res, 404, { error: { type: 'not_found', message: 'Not found.' } });
+    return;
+  }
   if (!type) {
     req.log?.error({ err: error }, 'unexpected error');
     sendJson(res, 500, { error: { type: 'internal_error', message: 'Internal server error.' } });

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { WebhookDocs } from '../webhooks.documents.js';
-import { intParam, objectBody, pick } from './params.js';
+import { objectBody, pageParams, pick } from './params.js';
 import { listBody } from './shapes.js';
 
 type G = Record<string, any>;
@@ -37,6 +37,8 @@ export const webhookLogRecord = (d: G) => ({
 });
 
 const FIELDS = { url: 'url', events: 'events', description: 'description', is_active: 'enabled' };
+// The resource API's paging rule (spec 4.4, README): 20 a page by default, at most 50; the control plane's is 25 and 100.
+const PER_PAGE_DEFAULT = 20;
 const PER_PAGE_MAX = 50;
 
 /** `/v1/communities/:cid/webhooks...` (spec 4.5), mounted inside the resource API's signed-in router. */
@@ -76,8 +78,8 @@ export function webhookResources(app: AppDeps, run: Executor): Router {
     });
   }));
   r.get('/:id/logs', handle(async (req, res) => {
-    const perPage = intParam(req, 'per_page');
-    const vars = { endpointId: req.params.id, page: intParam(req, 'page'), perPage: perPage === undefined ? undefined : Math.min(perPage, PER_PAGE_MAX) };
+    const { page, perPage = PER_PAGE_DEFAULT } = pageParams(req);
+    const vars = { endpointId: req.params.id, page, perPage: Math.min(perPage, PER_PAGE_MAX) };
     res.json(listBody((await exec(req, WebhookDocs.deliveries, vars)).webhookDeliveries, webhookLogRecord));
   }));
   return r;
