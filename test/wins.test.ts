@@ -78,6 +78,18 @@ describe('wins', () => {
       expect(await xpAwards(t, s.tribe.id, s.member.id, 'win.approved')).toEqual([{ amount: 50, source_key: `win.approved:${win.id}` }]);
     });
 
+    it('approves the win of an author who has left, awarding no XP and recording no award', async () => {
+      const s = await staffedTribe(t, cast);
+      const win = await newWin(s.member, s.tribe.id);
+      const left = await gql(t, s.member, 'mutation($h: String!){ leaveCommunity(handle: $h) }', { h: s.tribe.handle });
+      expect(left.data?.leaveCommunity).toBe(true);
+      const out = await approve(s.moderator, win.id, s.tribe.id);
+      expect(out.errors).toBeUndefined();
+      expect(out.data.approveWin).toMatchObject({ id: win.id, status: 'approved' });
+      expect(await xpAwards(t, s.tribe.id, s.member.id, 'win.approved')).toEqual([]);
+      expect(await memberXp(t, s.tribe.id, s.member.id)).toBeUndefined();
+    });
+
     it('approves once when two moderators approve at the same time', async () => {
       const s = await staffedTribe(t, cast);
       const win = await newWin(s.member2, s.tribe.id);

@@ -34,10 +34,14 @@ export interface XpAward {
 
 /**
  * Awards XP once per `sourceKey`, inside the caller's transaction, and moves the member's xp and level.
- * Returns false when that key was awarded before (a retry) or the amount is not positive.
+ * Returns false when that key was awarded before (a retry), the amount is not positive, or the user is no
+ * longer a member of the tribe (nothing is recorded then, so the award is not used up without XP moving).
  */
 export async function awardXp(tx: Executor, award: XpAward): Promise<boolean> {
   if (!Number.isInteger(award.amount) || award.amount <= 0) return false;
+  const member = and(eq(members.communityId, award.communityId), eq(members.userId, award.userId));
+  const [current] = await tx.select({ userId: members.userId }).from(members).where(member).for('update');
+  if (!current) return false;
   const inserted = await tx.insert(xpAwards).values(award).onConflictDoNothing({ target: xpAwards.sourceKey }).returning({ id: xpAwards.id });
   if (inserted.length === 0) return false;
   await tx
@@ -46,6 +50,6 @@ export async function awardXp(tx: Executor, award: XpAward): Promise<boolean> {
       xp: sql`${members.xp} + ${award.amount}`,
       level: sql`floor(sqrt((${members.xp} + ${award.amount}) / 100.0))::int + 1`,
     })
-    .where(and(eq(members.communityId, award.communityId), eq(members.userId, award.userId)));
+    .where(member);
   return true;
 }
