@@ -273,6 +273,10 @@ export interface CourseProgress {
 
 async function progressOf(db: Executor, enrollment: CourseEnrollment): Promise<CourseProgress> {
   const [total, done] = await Promise.all([repo.countLessons(db, enrollment.courseId), repo.completedLessonIds(db, enrollment.id)]);
+  return progressFrom(enrollment, total, done);
+}
+
+function progressFrom(enrollment: CourseEnrollment, total: number, done: string[]): CourseProgress {
   return {
     enrollment,
     totalLessons: total,
@@ -312,25 +316,27 @@ export async function completeLesson(
   const found = await viewerEnrollment(ctx, course.id);
   if (!found) throw notEnrolled();
   const now = ctx.app.clock();
-  const enrollment = await db.transaction(async (tx) => {
-    let current = await repo.lockEnrollment(tx, found.id);
-    if (!(await repo.insertCompletion(tx, current.id, lesson.id, now))) return current;
-    current = await repo.updateEnrollment(tx, current.id, { lastAccessedAt: now });
-    const [total, done] = await Promise.all([repo.countLessons(tx, course.id), repo.completedLessonIds(tx, current.id)]);
-    if (current.status === 'active' && total > 0 && done.length >= total) {
-      current = await repo.updateEnrollment(tx, current.id, { status: 'completed', completedAt: now });
+  const { enrollment, total, done } = await db.transaction(async (tx) => {
+    const locked = await repo.lockEnrollment(tx, found.id);
+    const inserted = await repo.insertCompletion(tx, locked.id, lesson.id, now);
+    const [total, done] = await Promise.all([repo.countLessons(tx, course.id), repo.completedLessonIds(tx, locked.id)]);
+    if (!inserted) return { enrollment: locked, total, done };
+    const completes = locked.status === 'active' && total > 0 && done.length >= total;
+    const patch = completes ? { lastAccessedAt: now, status: 'completed' as const, completedAt: now } : { lastAccessedAt: now };
+    const updated = await repo.updateEnrollment(tx, locked.id, patch);
+    if (completes) {
       await awardXp(tx, {
         communityId: course.communityId,
-        userId: current.userId,
+        userId: updated.userId,
         amount: course.xpReward,
         source: COURSE_COMPLETED,
-        sourceKey: `${COURSE_COMPLETED}:${current.id}`,
+        sourceKey: `${COURSE_COMPLETED}:${updated.id}`,
       });
     }
-    return current;
+    return { enrollment: updated, total, done };
   });
   viewerEnrollmentLoader(ctx).clear(course.id).prime(course.id, enrollment);
-  return progressOf(db, enrollment);
+  return progressFrom(enrollment, total, done);
 }
 
 // A paid order for a course enrolls its buyer (in the transaction that marks the order paid).
