@@ -8,10 +8,18 @@ import { pino } from 'pino';
 import { migrate, openDatabase } from '../db/src/index.js';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from './index.js';
 import { toSubgraphError } from './kernel/graphql-errors.js';
-import { type ApiKeyCaller, type AppConfig, type AppDeps, type Caller, type RequestContext, loadConfig, safeEqual, systemClock } from './kernel/index.js';
-
-const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
-const CALLER_HEADER = 'x-svc-caller';
+import {
+  type ApiKeyCaller,
+  type AppConfig,
+  type AppDeps,
+  type Caller,
+  type RequestContext,
+  CALLER_HEADER,
+  INTERNAL_SECRET_HEADER,
+  loadConfig,
+  safeEqual,
+  systemClock,
+} from './kernel/index.js';
 
 /**
  * The caller the gateway passed along (only read after the internal secret matched):

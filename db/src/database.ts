@@ -41,7 +41,7 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
-// Timestamps come back as ISO strings in UTC regardless of the driver's defaults.
+// bigint (count(*), sums) comes back as a number, as PGlite gives it, not node-postgres's string; the values stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /** Opens PostgreSQL when `url` is set, embedded PGlite otherwise. */

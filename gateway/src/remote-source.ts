@@ -1,8 +1,6 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import type { RequestContext } from '../../subgraphs/kernel/index.js';
+import { CALLER_HEADER, INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
 
-export const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
-export const CALLER_HEADER = 'x-svc-caller';
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 /** Calls a subgraph over HTTP, passing the caller (user and Platform API key) and proving with the shared secret that it is the gateway. */

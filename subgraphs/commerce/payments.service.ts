@@ -40,8 +40,8 @@ function fractionDigits(currency: string): number {
 }
 
 /**
- * Refuses a payment whose currency or amount differs from the order's. The amount (Stripe's smallest currency
- * unit) is compared for two-decimal currencies, where it equals our cents; the others are not compared.
+ * Refuses a payment whose currency or amount differs from the order's. The amount is Stripe's smallest currency
+ * unit, converted from the order's hundredths by the currency's decimals (zero, two or three).
  */
 function checkAmount(order: Order, object: Record<string, unknown>): void {
   const currency = object.currency;

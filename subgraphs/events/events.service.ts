@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
@@ -21,6 +20,7 @@ import {
   paging,
   parseInput,
   platformPaging,
+  randomToken,
   requestScoped,
   toPage,
   toPlatformPage,
@@ -114,7 +114,7 @@ const viewerRegistrationLoader = (ctx: RequestContext) =>
   );
 
 /** A new ticket code: 16 random bytes in base64url (22 characters, 128 bits: unguessable). */
-const newTicketCode = (): string => randomBytes(16).toString('base64url');
+const newTicketCode = (): string => randomToken(16);
 
 /**
  * An event the caller may see (anyone who may see the tribe's content), or `not_found`, also when it belongs

@@ -57,3 +57,7 @@ export function requireUser(ctx: RequestContext): string {
   if (!ctx.caller) throw unauthorized();
   return ctx.caller.userId;
 }
+
+/** Headers of the gateway-to-subgraph hop when subgraphs run remote: the shared secret, and the caller as JSON. */
+export const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
+export const CALLER_HEADER = 'x-svc-caller';

@@ -24,7 +24,7 @@ export function paymentsRouter(app: AppDeps): Router {
     }),
   );
 
-  // Manual provider (development): an owner or admin of the tribe marks one of its orders paid.
+  // Manual provider (development): the owner of the tribe marks one of its orders paid.
   r.post(
     '/communities/:handle/orders/:orderId/mark-paid',
     sessionAuth(app),
