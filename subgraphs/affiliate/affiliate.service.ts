@@ -1,6 +1,5 @@
-import DataLoader from 'dataloader';
 import { getCommunity } from '../communities/index.js';
-import { type AppDeps, type RequestContext, invalid, randomToken, requestScoped } from '../kernel/index.js';
+import { type AppDeps, type RequestContext, countLoader, invalid, randomToken } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import * as repo from './affiliate.repository.js';
 import type { AffiliateCode } from './affiliate.tables.js';
@@ -39,11 +38,5 @@ export async function trackClick(app: AppDeps, code: unknown): Promise<void> {
 
 /** Clicks recorded for a code (batched per request). */
 export function clickCount(ctx: RequestContext, codeId: string): Promise<number> {
-  const loader = requestScoped(ctx, 'affiliate.clickCount', () =>
-    new DataLoader<string, number>(async (ids) => {
-      const counts = await repo.clickCounts(ctx.app.database.db, ids);
-      return ids.map((id) => counts.get(id) ?? 0);
-    }),
-  );
-  return loader.load(codeId);
+  return countLoader(ctx, 'affiliate.clickCount', (ids) => repo.clickCounts(ctx.app.database.db, ids)).load(codeId);
 }

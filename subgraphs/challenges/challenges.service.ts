@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import { z } from 'zod';
 import {
   type CheckoutInfo,
@@ -18,10 +17,10 @@ import {
   invalid,
   paging,
   parseInput,
-  requestScoped,
   requireUser,
   toPage,
   idLoader,
+  viewerLoader,
 } from '../kernel/index.js';
 import { awardXp, requireRole, requireView, requireVisible } from '../members/index.js';
 import * as repo from './challenges.repository.js';
@@ -84,13 +83,7 @@ const challengeLoader = (ctx: RequestContext) =>
   idLoader<Challenge>(ctx, 'challenges.byId', (ids) => repo.findChallengesByIds(ctx.app.database.db, ids));
 
 const viewerEnrollmentLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'challenges.viewerEnrollment', () =>
-    new DataLoader<string, ChallengeEnrollment | null>(async (ids) => {
-      const rows = ctx.caller ? await repo.enrollmentsOf(ctx.app.database.db, ctx.caller.userId, ids) : [];
-      const byChallenge = new Map(rows.map((r) => [r.challengeId, r]));
-      return ids.map((id) => byChallenge.get(id) ?? null);
-    }),
-  );
+  viewerLoader(ctx, 'challenges.viewerEnrollment', (userId, ids) => repo.enrollmentsOf(ctx.app.database.db, userId, ids), (r) => r.challengeId);
 
 // ---- reads ----
 

@@ -24,6 +24,7 @@ import {
   requireUser,
   toPage,
   idLoader,
+  viewerLoader,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole } from '../members/index.js';
 import * as repo from './courses.repository.js';
@@ -85,13 +86,7 @@ const lessonsLoader = (ctx: RequestContext) =>
   );
 
 const viewerEnrollmentLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'courses.viewerEnrollment', () =>
-    new DataLoader<string, CourseEnrollment | null>(async (courseIds) => {
-      const rows = ctx.caller ? await repo.enrollmentsOf(ctx.app.database.db, ctx.caller.userId, courseIds) : [];
-      const byCourse = new Map(rows.map((r) => [r.courseId, r]));
-      return courseIds.map((id) => byCourse.get(id) ?? null);
-    }),
-  );
+  viewerLoader(ctx, 'courses.viewerEnrollment', (userId, ids) => repo.enrollmentsOf(ctx.app.database.db, userId, ids), (r) => r.courseId);
 
 // ---- reads ----
 

@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import {
@@ -21,11 +20,12 @@ import {
   parseInput,
   platformPaging,
   randomToken,
-  requestScoped,
   toPage,
   toPlatformPage,
   type PlatformPage,
   idLoader,
+  countLoader,
+  viewerLoader,
 } from '../kernel/index.js';
 import { requireRole, requireView, requireVisible } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
@@ -96,22 +96,11 @@ const ticketInput = z.object({
 const eventLoader = (ctx: RequestContext) =>
   idLoader<TribeEvent>(ctx, 'events.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
 
-const countLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'events.confirmedCount', () =>
-    new DataLoader<string, number>(async (eventIds) => {
-      const counts = await repo.confirmedCounts(ctx.app.database.db, eventIds);
-      return eventIds.map((id) => counts.get(id) ?? 0);
-    }),
-  );
+const confirmedCountLoader = (ctx: RequestContext) =>
+  countLoader(ctx, 'events.confirmedCount', (ids) => repo.confirmedCounts(ctx.app.database.db, ids));
 
 const viewerRegistrationLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'events.viewerRegistration', () =>
-    new DataLoader<string, EventRegistration | null>(async (eventIds) => {
-      const rows = ctx.caller ? await repo.registrationsOf(ctx.app.database.db, ctx.caller.userId, eventIds) : [];
-      const byEvent = new Map(rows.map((r) => [r.eventId, r]));
-      return eventIds.map((id) => byEvent.get(id) ?? null);
-    }),
-  );
+  viewerLoader(ctx, 'events.viewerRegistration', (userId, ids) => repo.registrationsOf(ctx.app.database.db, userId, ids), (r) => r.eventId);
 
 /** A new ticket code: 16 random bytes in base64url (22 characters, 128 bits: unguessable). */
 const newTicketCode = (): string => randomToken(16);
@@ -175,7 +164,7 @@ export async function createEvent(ctx: RequestContext, communityId: string, raw:
 }
 
 /** Confirmed registrations of the event (batched per request). */
-export const registeredCount = (ctx: RequestContext, eventId: string): Promise<number> => countLoader(ctx).load(eventId);
+export const registeredCount = (ctx: RequestContext, eventId: string): Promise<number> => confirmedCountLoader(ctx).load(eventId);
 
 /** Seats left (never below 0), or null for an unlimited event. */
 export async function spotsLeft(ctx: RequestContext, event: TribeEvent): Promise<number | null> {
@@ -258,7 +247,7 @@ export async function register(ctx: RequestContext, communityId: string | null |
   if (!claim) throw notFound('Event');
   if ('full' in claim) throw eventFull();
   viewerRegistrationLoader(ctx).clear(event.id).prime(event.id, claim.registration);
-  countLoader(ctx).clear(event.id);
+  confirmedCountLoader(ctx).clear(event.id);
   return { status: claim.registration.status, created: claim.created, registration: claim.registration, order: null, checkout: null };
 }
 

@@ -5,4 +5,4 @@ export * from './validate.js';
 export { loadConfig, ConfigError } from './config.js';
 export type { AppConfig } from './config.js';
 export * from './tokens.js';
-export { idLoader } from './loaders.js';
+export { countLoader, idLoader, viewerLoader } from './loaders.js';
