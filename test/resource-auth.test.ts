@@ -255,6 +255,16 @@ describe('resource API auth', () => {
       expect(basic.status).toBe(401);
     });
 
+    it('accepts the Bearer scheme name in any letter case (RFC 7235)', async () => {
+      const user = await signupUser(t);
+      const token = await accessToken(t, user);
+      for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+        const res = await t.api.get('/v1/auth/me').set('authorization', `${scheme} ${token}`);
+        expect(res.status).toBe(200);
+        expect(res.body.data.id).toBe(user.id);
+      }
+    });
+
     it('answers 401 once the access token is older than expires_in', async () => {
       const user = await signupUser(t);
       const token = await accessToken(t, user);

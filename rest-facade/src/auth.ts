@@ -31,12 +31,15 @@ export function sessionAuth(app: AppDeps): RequestHandler {
   };
 }
 
-/** The Bearer credential of a request, or null (only `Authorization: Bearer <token>` counts). */
-export function bearerToken(req: Request): string | null {
+/**
+ * The credential of `Authorization: Bearer <token>` (the scheme name in any letter case, RFC 7235; the token
+ * in token68 characters, at most `maxLength`), or null. Both token-authenticated surfaces read it here.
+ */
+export function bearerToken(req: Request, maxLength = 4096): string | null {
   const header = req.headers.authorization;
   if (typeof header !== 'string') return null;
-  const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/.exec(header);
-  return match ? match[1] : null;
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
+  return match && match[1].length <= maxLength ? match[1] : null;
 }
 
 /** Sets `req.caller` from a resource-API access token (JWT); other credentials are ignored. */

@@ -2,6 +2,7 @@ import { Router, type ErrorRequestHandler, type Request, type RequestHandler, ty
 import type { Executor } from '../../../gateway/src/graph.js';
 import type { ApiKeyCaller, AppDeps, RequestContext } from '../../../subgraphs/kernel/index.js';
 import { authenticateApiKey } from '../../../subgraphs/platform/index.js';
+import { bearerToken } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { PlatformDocs } from './documents.js';
 import { RATE_LIMIT_WINDOW_SECONDS, createKeyRateLimiter } from './rate-limit.js';
@@ -44,13 +45,6 @@ export const platformErrors: ErrorRequestHandler = (error, req, res, _next) => {
   sendJson(res, e.status, { error: { type, message: e.message } });
 };
 
-/** The credential of `Authorization: Bearer <key>`, the only place a Platform key is read from. */
-function bearer(req: Request): string | null {
-  const header = req.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer ([^\s]{1,200})$/i.exec(header) : null;
-  return match ? match[1] : null;
-}
-
 const INT = /^[+-]?\d+$/;
 
 /** A paging query parameter as an integer (held within GraphQL's Int); anything else is absent, and the service clamps. */
@@ -83,7 +77,7 @@ export function platformRouter(app: AppDeps, run: Executor): { router: Router; c
   const guard: RequestHandler = async (req, res, next) => {
     try {
       if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'The Platform API is read-only: use GET.');
-      const token = bearer(req);
+      const token = bearerToken(req, 200); // the only place a Platform key is read from
       const key = token ? await authenticateApiKey(app, token) : null;
       if (!key) throw new HttpError(401, 'unauthorized', 'Send a valid API key: Authorization: Bearer <key>.');
       if (!(await limiter.take(key.id))) {
