@@ -1,6 +1,7 @@
 import type { CookieOptions, Request, RequestHandler } from 'express';
 import { resolveIdpToken, resolveSession, verifyAccessToken } from '../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { HttpError } from './errors.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const IDP_COOKIE = '__session';
@@ -41,6 +42,12 @@ export function bearerToken(req: Request, maxLength = 4096): string | null {
   const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
   return match && match[1].length <= maxLength ? match[1] : null;
 }
+
+/** 401 `unauthorized` with `message` unless an earlier step set `req.caller`. */
+export const requireCaller =
+  (message: string): RequestHandler =>
+  (req, _res, next) =>
+    next(req.caller ? undefined : new HttpError(401, 'unauthorized', message));
 
 /** Sets `req.caller` from a resource-API access token (JWT); other credentials are ignored. */
 export function accessTokenAuth(app: AppDeps): RequestHandler {

@@ -6,8 +6,7 @@
 import express, { Router } from 'express';
 import { markTribeOrderPaid, receiveStripeEvent } from '../../../subgraphs/commerce/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
-import { sessionAuth } from '../auth.js';
-import { HttpError } from '../errors.js';
+import { requireCaller, sessionAuth } from '../auth.js';
 import { contextOf, handle } from '../http.js';
 import { flatErrors } from './router.js';
 
@@ -28,8 +27,8 @@ export function paymentsRouter(app: AppDeps): Router {
   r.post(
     '/communities/:handle/orders/:orderId/mark-paid',
     sessionAuth(app),
+    requireCaller('Sign in first.'),
     handle(async (req, res) => {
-      if (!req.caller) throw new HttpError(401, 'unauthorized', 'Sign in first.');
       const o = await markTribeOrderPaid(contextOf(app, req), String(req.params.handle), String(req.params.orderId));
       res.json({
         ok: true,

@@ -2,8 +2,8 @@ import express, { Router, type ErrorRequestHandler } from 'express';
 import type { Executor } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
-import { SESSION_COOKIE, sessionAuth, sessionCookie } from '../auth.js';
-import { HttpError, toHttpError, unwrap } from '../errors.js';
+import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
+import { toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
@@ -28,7 +28,7 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
   // Public and rate limited: mounted before the session lookup, so a flood of tracking requests reads no session.
   r.use(affiliateRouter(app));
   r.use(sessionAuth(app));
-  const signedIn: express.RequestHandler = (req, _res, next) => next(req.caller ? undefined : new HttpError(401, 'unauthorized', 'Sign in first.'));
+  const signedIn = requireCaller('Sign in first.');
 
   r.post('/auth/signup', handle(async (req, res) => {
     const { user, sessionToken } = await identity.signup(app, objectBody(req));

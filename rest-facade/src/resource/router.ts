@@ -3,7 +3,7 @@ import type { Executor } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { ROLES } from '../../../subgraphs/members/index.js';
-import { accessTokenAuth } from '../auth.js';
+import { accessTokenAuth, requireCaller } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { Docs } from './documents.js';
@@ -37,8 +37,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
 
   const exec = async (req: express.Request, doc: string, variables: Record<string, unknown>) =>
     unwrap(await run(contextOf(app, req), doc, variables));
-  const signedIn: express.RequestHandler = (req, _res, next) =>
-    next(req.caller ? undefined : new HttpError(401, 'unauthorized', 'Send a valid access token: Authorization: Bearer <token>.'));
+  const signedIn = requireCaller('Send a valid access token: Authorization: Bearer <token>.');
 
   // ---- auth ----
   r.post('/auth/login', handle(async (req, res) => {
