@@ -5,7 +5,9 @@ const MEMBER = 'id role xp level joinedAt user { id username displayName }';
 const AUTHOR = 'author { id username displayName }';
 const POST = `id community { id } ${AUTHOR} body mediaUrls visibility status isPinned pinnedAt publishedAt createdAt updatedAt`;
 const COMMENT = `id post { id } ${AUTHOR} parentId body createdAt`;
-const PAGE = 'page perPage hasMore';
+export const PAGE = 'page perPage hasMore';
+/** The pending order (and where to pay it) that a paid enroll or register answers. */
+export const ORDER = 'order { id amountCents currency status } checkout { provider url }';
 
 export const Docs = {
   listCommunities: `query ListCommunities($search: String, $page: Int, $perPage: Int) {

@@ -6,9 +6,9 @@ import type { Request, Router } from 'express';
 import { EVENT_LIST_STATUSES } from '../../../subgraphs/events/index.js';
 import { fromCents } from '../../../subgraphs/commerce/index.js';
 import { handle } from '../http.js';
-import { orderRecord } from './learning.js';
 import { choiceParam, objectBody, pageParams, pick } from './params.js';
-import { listBody } from './shapes.js';
+import { ORDER, PAGE } from './documents.js';
+import { accessResponse, listBody } from './shapes.js';
 
 type G = Record<string, any>;
 type Exec = (req: Request, doc: string, variables: Record<string, unknown>) => Promise<G>;
@@ -21,13 +21,13 @@ const EVENT = `id community { id } title description eventType location startsAt
 
 export const EventDocs = {
   listEvents: `query ListEvents($communityId: ID!, $status: String, $page: Int, $perPage: Int) {
-    events(communityId: $communityId, status: $status, page: $page, perPage: $perPage) { items { ${EVENT} } page perPage hasMore } }`,
+    events(communityId: $communityId, status: $status, page: $page, perPage: $perPage) { items { ${EVENT} } ${PAGE} } }`,
   getEvent: `query GetEvent($id: ID!, $communityId: ID) { event(id: $id, communityId: $communityId) { ${EVENT} } }`,
   createEvent: `mutation CreateEvent($communityId: ID!, $input: CreateEventInput!) {
     createEvent(communityId: $communityId, input: $input) { ${EVENT} } }`,
   register: `mutation RegisterForEvent($eventId: ID!, $communityId: ID) {
     registerForEvent(eventId: $eventId, communityId: $communityId) {
-      status created registration { ${REGISTRATION} } order { id amountCents currency status } checkout { provider url } } }`,
+      status created registration { ${REGISTRATION} } ${ORDER} } }`,
   checkIn: `mutation CheckInEvent($eventId: ID!, $communityId: ID, $ticketCode: String) {
     checkInEvent(eventId: $eventId, communityId: $communityId, ticketCode: $ticketCode) { ${REGISTRATION} } }`,
 } as const;
@@ -96,14 +96,10 @@ export function mountEvents(c: Router, exec: Exec): void {
   c.get('/:cid/events/:id', handle(async (req, res) => {
     res.json({ data: eventRecord((await exec(req, EventDocs.getEvent, { id: req.params.id, communityId: req.params.cid })).event) });
   }));
-  // 201 for a new registration, 200 for the existing one, 202 with the pending order for a paid event not paid yet.
   c.post('/:cid/events/:id/register', handle(async (req, res) => {
-    const { registerForEvent: r } = await exec(req, EventDocs.register, { eventId: req.params.id, communityId: req.params.cid });
-    if (r.status === 'pending_payment') {
-      res.status(202).json({ data: { status: 'pending_payment', order: orderRecord(r.order, r.checkout) } });
-      return;
-    }
-    res.status(r.created ? 201 : 200).json({ data: registrationRecord(r.registration) });
+    const data = await exec(req, EventDocs.register, { eventId: req.params.id, communityId: req.params.cid });
+    const out = accessResponse(data.registerForEvent, (r) => registrationRecord(r.registration));
+    res.status(out.status).json(out.body);
   }));
   c.post('/:cid/events/:id/checkin', handle(async (req, res) => {
     const { ticket_code: ticketCode } = objectBody(req);

@@ -7,21 +7,20 @@ import { fromCents } from '../../../subgraphs/commerce/index.js';
 import { HttpError } from '../errors.js';
 import { handle } from '../http.js';
 import { objectBody, pageParams, pick } from './params.js';
-import { listBody } from './shapes.js';
+import { ORDER, PAGE } from './documents.js';
+import { accessResponse, listBody } from './shapes.js';
 
 type G = Record<string, any>;
 type Exec = (req: Request, doc: string, variables: Record<string, unknown>) => Promise<G>;
 
 // ---- documents ----
 
-const PAGE = 'page perPage hasMore';
 const COURSE = 'id community { id } title description accessType priceCents currency xpReward createdBy { id } createdAt updatedAt';
 const LESSON = 'id courseId moduleId title content position createdAt';
 const MODULE = 'id courseId title position createdAt';
 const COURSE_DETAIL = `${COURSE} modules { ${MODULE} lessons { ${LESSON} } } viewerEnrollment { id status }`;
 const COURSE_ENROLLMENT = 'id course { id } user { id } status enrolledAt completedAt lastAccessedAt';
 const COURSE_PROGRESS = `enrollment { ${COURSE_ENROLLMENT} } totalLessons completedLessons progressPercent lastAccessedAt completedLessonIds`;
-const ORDER = 'order { id amountCents currency status } checkout { provider url }';
 const CHALLENGE =
   'id community { id } title description durationDays challengeType accessType priceCents currency xpReward createdBy { id } createdAt updatedAt';
 const CHALLENGE_ENROLLMENT = 'id challenge { id } user { id } status startedAt completedAt';
@@ -181,24 +180,6 @@ const leaderboardRecord = (e: G) => ({
   last_checkin_at: e.lastCheckinAt,
 });
 
-/** A pending order as the enroll routes answer it: `amount` in major units, plus the exact cents. */
-export const orderRecord = (o: G, checkout: G | null) => ({
-  id: o.id,
-  amount: fromCents(o.amountCents),
-  amount_cents: o.amountCents,
-  currency: o.currency,
-  status: o.status,
-  checkout: checkout ? Object.fromEntries(Object.entries(checkout).filter(([, v]) => v !== null)) : null,
-});
-
-/** 201 for a new enrollment, 200 for an existing one, 202 with the pending order for a paid item not paid yet. */
-function enrollResponse(result: G, shape: (e: G) => unknown): { status: number; body: unknown } {
-  if (result.status === 'pending_payment') {
-    return { status: 202, body: { data: { status: 'pending_payment', order: orderRecord(result.order, result.checkout) } } };
-  }
-  return { status: result.created ? 201 : 200, body: { data: shape(result.enrollment) } };
-}
-
 // ---- routes ----
 
 /** Mounts the course and challenge routes on the `/v1/communities` router (`:cid` is the tribe id). */
@@ -234,7 +215,7 @@ export function mountLearning(c: Router, exec: Exec): void {
   }));
   c.post('/:cid/courses/:id/enroll', handle(async (req, res) => {
     const data = await exec(req, LearningDocs.enrollCourse, { courseId: req.params.id, communityId: req.params.cid });
-    const out = enrollResponse(data.enrollCourse, courseEnrollmentRecord);
+    const out = accessResponse(data.enrollCourse, (r) => courseEnrollmentRecord(r.enrollment));
     res.status(out.status).json(out.body);
   }));
   c.get('/:cid/courses/:id/progress', handle(async (req, res) => {
@@ -271,7 +252,7 @@ export function mountLearning(c: Router, exec: Exec): void {
   }));
   c.post('/:cid/challenges/:id/enroll', handle(async (req, res) => {
     const data = await exec(req, LearningDocs.enrollChallenge, { challengeId: req.params.id, communityId: req.params.cid });
-    const out = enrollResponse(data.enrollChallenge, challengeEnrollmentRecord);
+    const out = accessResponse(data.enrollChallenge, (r) => challengeEnrollmentRecord(r.enrollment));
     res.status(out.status).json(out.body);
   }));
   c.get('/:cid/challenges/:id/progress', handle(async (req, res) => {

@@ -1,4 +1,5 @@
 /** GraphQL results to the resource API's snake_case records (spec 2.6). */
+import { fromCents } from '../../../subgraphs/commerce/index.js';
 
 type G = Record<string, any>;
 
@@ -67,3 +68,24 @@ export const listBody = <T>(page: { items: G[]; page: number; perPage: number; h
   data: page.items.map(shape),
   pagination: { page: page.page, per_page: page.perPage, has_more: page.hasMore },
 });
+
+/** A pending order as enroll and register answer it: `amount` in major units, plus the exact cents. */
+export const orderRecord = (o: G, checkout: G | null) => ({
+  id: o.id,
+  amount: fromCents(o.amountCents),
+  amount_cents: o.amountCents,
+  currency: o.currency,
+  status: o.status,
+  checkout: checkout ? Object.fromEntries(Object.entries(checkout).filter(([, v]) => v !== null)) : null,
+});
+
+/**
+ * The answer of enroll and register: 201 with the new record, 200 with the existing one, or 202 with the
+ * pending order for a paid item not paid yet. `shape` turns the result into the enrollment or registration record.
+ */
+export function accessResponse(result: G, shape: (result: G) => unknown): { status: number; body: unknown } {
+  if (result.status === 'pending_payment') {
+    return { status: 202, body: { data: { status: 'pending_payment', order: orderRecord(result.order, result.checkout) } } };
+  }
+  return { status: result.created ? 201 : 200, body: { data: shape(result) } };
+}
