@@ -155,9 +155,14 @@ export function useCheckoutProvider(next: CheckoutProvider): void {
  * Unknown orders are `not_found`; paying twice changes nothing the second time.
  */
 export async function markOrderPaidManually(ctx: RequestContext, orderId: string): Promise<Order> {
-  const found = isUuid(orderId) ? await orderById(ctx, orderId) : null;
+  const found = await orderById(ctx, orderId);
   if (!found) throw notFound('Order');
   await requireRole(ctx, found.communityId, 'owner');
+  return payNow(ctx, found);
+}
+
+/** Marks an order paid now, in its own transaction; the caller has checked who may. */
+export async function payNow(ctx: RequestContext, found: Order): Promise<Order> {
   const { order } = await ctx.app.database.db.transaction((tx) => markOrderPaid(tx, found.id, ctx.app.clock()));
   return order;
 }

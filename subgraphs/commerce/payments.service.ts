@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getCommunityByHandle } from '../communities/index.js';
 import { type AppDeps, DomainError, type RequestContext, invalid, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
-import { markOrderPaid, markOrderPaidManually } from './checkout.js';
+import { markOrderPaid, payNow } from './checkout.js';
 import { findOrdersByIds } from './commerce.repository.js';
 import { orderById } from './commerce.service.js';
 import type { Order } from './commerce.tables.js';
@@ -122,7 +122,7 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
 export async function markTribeOrderPaid(ctx: RequestContext, handle: string, orderId: string): Promise<Order> {
   const community = await getCommunityByHandle(ctx, handle);
   await requireRole(ctx, community.id, 'owner');
-  const order = isUuid(orderId) ? await orderById(ctx, orderId) : null;
+  const order = await orderById(ctx, orderId);
   if (!order || order.communityId !== community.id) throw notFound('Order');
-  return markOrderPaidManually(ctx, order.id);
+  return payNow(ctx, order);
 }
