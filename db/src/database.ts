@@ -51,6 +51,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   if (options.url) {
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
     pool.on('error', () => undefined); // an idle client dying is reported by the next query
+    // A checked-out client whose connection drops between two statements (inside a transaction) emits 'error' with
+    // no listener, which would crash the process; its next query fails instead, and the pool discards it on release.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = drizzlePg(pool, { logger }) as unknown as Db;
     return {
       kind: 'postgres',

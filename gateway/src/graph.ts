@@ -2,9 +2,12 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
-import { formatPublicError } from '../../subgraphs/kernel/graphql-errors.js';
+import { formatPublicError, serviceUnavailableStatus } from '../../subgraphs/kernel/graphql-errors.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
+import { clientErrorFormatter } from './client-errors.js';
 import { composeSupergraph } from './compose.js';
+import { inputRulePlugin } from './input-plugin.js';
+import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { LocalSubgraphSource } from './local-source.js';
 import { InternalRemoteSource } from './remote-source.js';
 
@@ -37,17 +40,26 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     supergraphSdl: composeSupergraph(),
     buildService: ({ name }) =>
       remote
-        ? new InternalRemoteSource(remote[name]!, app.config.internalSecret!)
+        ? new InternalRemoteSource({ name, url: remote[name]!, secret: app.config.internalSecret!, timeoutMs: app.config.subgraphTimeoutMs, log: app.log })
         : new LocalSubgraphSource(buildSubgraph(name as SubgraphName)),
   });
+  const clientError = clientErrorFormatter(app.config.graphql);
   const server = new ApolloServer<RequestContext>({
     gateway,
-    formatError: (formatted) => formatPublicError(formatted),
+    formatError: (formatted, error) => formatPublicError(clientError(formatted, error)),
     includeStacktraceInErrorResponses: false,
-    introspection: true,
+    // The service drains HTTP and then stops the gateway itself; Apollo's own handler would stop it first and re-raise the signal.
+    stopOnTerminationSignals: false,
+    // Schema details (introspection, "Did you mean" suggestions) only where config allows: not in production by default.
+    introspection: app.config.graphql.introspection,
+    hideSchemaDetailsFromClientErrors: !app.config.graphql.introspection,
+    nodeEnv: app.config.nodeEnv,
+    // Depth, aliases, root fields and cost are checked once per distinct document (Apollo caches validated ones).
+    validationRules: [queryLimitsRule()],
+    parseOptions: { maxTokens: QUERY_LIMITS.tokens },
     logger: app.log,
     // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled()],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus],
   });
   await server.start();
   const execute: Executor = async (ctx, query, variables) => {

@@ -15,13 +15,32 @@ async function main(): Promise<void> {
   }
   const service = await createService(config);
   await service.listen();
+  // First SIGTERM or SIGINT: drain (in-flight requests finish within SHUTDOWN_GRACE_MS), exit 0. A second one, or a
+  // stop that hangs past the grace period, exits at once with 1.
+  let stopping = false;
   const shutdown = async (signal: string) => {
-    service.deps.log.info({ signal }, 'shutting down');
-    await service.stop();
+    const log = service.deps.log;
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting now');
+      process.exit(1);
+    }, config.shutdownGraceMs + 1_500).unref();
+    try {
+      await service.stop();
+    } catch (error) {
+      log.error({ err: error }, 'error while shutting down');
+      process.exit(1);
+    }
+    log.info('stopped');
     process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 main().catch((error) => {

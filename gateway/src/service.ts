@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { migrate, openDatabase } from '../../db/src/index.js';
@@ -17,6 +17,10 @@ export interface Service {
   /** The background worker, when `WORKER_ENABLED`. */
   worker?: Worker;
   listen(port?: number, host?: string): Promise<number>;
+  /**
+   * Graceful shutdown: stops accepting connections, closes idle keep-alive ones, lets in-flight requests finish
+   * for up to `SHUTDOWN_GRACE_MS` (then cuts what is left), then stops the worker and closes the database.
+   */
   stop(): Promise<void>;
 }
 
@@ -40,22 +44,41 @@ export async function createService(config: AppConfig, options: ServiceOptions =
     const graph = await createGraph(deps);
     const http = createHttpApp(deps, graph);
     const worker = config.worker.enabled ? await startWorker(deps) : undefined;
+    let draining = false;
+    let inFlight = 0;
     const service: Service = {
       deps,
       graph,
       http,
       worker,
       async listen(port = config.port, host = config.host) {
+        const limits = config.http;
+        const server = createServer(
+          {
+            headersTimeout: limits.headersTimeoutMs,
+            requestTimeout: limits.requestTimeoutMs,
+            keepAliveTimeout: limits.keepAliveTimeoutMs,
+            maxHeaderSize: limits.maxHeaderBytes,
+            connectionsCheckingInterval: limits.checkIntervalMs,
+          },
+          (req, res) => {
+            // While draining, a request on a kept-alive connection is still served, and its connection then closes.
+            if (draining) res.setHeader('connection', 'close');
+            inFlight += 1;
+            res.once('close', () => (inFlight -= 1));
+            http(req, res);
+          },
+        );
         service.server = await new Promise<Server>((resolve, reject) => {
-          const s = http.listen(port, host, () => resolve(s)).on('error', reject);
+          server.once('error', reject).listen(port, host, () => resolve(server));
         });
         const actual = (service.server.address() as AddressInfo).port;
         log.info({ port: actual, database: database.kind }, 'listening');
         return actual;
       },
       async stop() {
-        await new Promise<void>((resolve) => (service.server ? service.server.close(() => resolve()) : resolve()));
-        service.server?.closeAllConnections?.();
+        draining = true;
+        if (service.server?.listening) await drain(service.server, () => inFlight, config.shutdownGraceMs, log);
         await closeHttpApp(http);
         await worker?.stop();
         await closeWebhooks(deps);
@@ -68,4 +91,21 @@ export async function createService(config: AppConfig, options: ServiceOptions =
     await database.close();
     throw error;
   }
+}
+
+/**
+ * Closes `server` gracefully: no new connections; idle keep-alive connections closed at once and each busy one as
+ * soon as its response ends; once no request is in flight, or after `graceMs`, whatever is left is destroyed.
+ */
+async function drain(server: Server, inFlight: () => number, graceMs: number, log: Logger): Promise<void> {
+  // The close callback can fire while requests are still running (Node stops counting the connections): wait on
+  // our own count of requests in flight instead.
+  server.close();
+  const deadline = Date.now() + graceMs;
+  while (inFlight() > 0 && Date.now() < deadline) {
+    server.closeIdleConnections();
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  if (inFlight() > 0) log.warn({ graceMs, inFlight: inFlight() }, 'shutdown grace period over: cutting the requests still running');
+  server.closeAllConnections();
 }

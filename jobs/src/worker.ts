@@ -43,6 +43,8 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
     defaultLockLifetime: lockLifetime,
   });
   agenda.on('error', (error: Error) => log.error({ err: error }, 'agenda error'));
+  // The LISTEN connection reconnects by itself when the database comes back; unheard, its errors would crash the process.
+  backend.notificationChannel?.on('error', (error: Error) => log.warn({ err: error }, 'agenda notification channel error'));
 
   const running = new Set<Promise<unknown>>();
   const track = (name: string, run: () => Promise<unknown>) => async (_job: Job) => {
@@ -72,7 +74,11 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   return {
     agenda,
     async stop() {
-      await agenda.stop(false);
+      try {
+        await agenda.stop(false);
+      } catch (error) {
+        log.warn({ err: error }, 'agenda did not stop cleanly (database unavailable?)'); // its job locks lapse by themselves
+      }
       interruptAttempts(app);
       const deadline = new Promise((resolve) => setTimeout(resolve, lockLifetime).unref());
       await Promise.race([Promise.allSettled([...running]), deadline]);

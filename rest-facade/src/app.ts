@@ -3,20 +3,25 @@ import cookieParser from 'cookie-parser';
 import { readFileSync } from 'node:fs';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Graph } from '../../gateway/src/graph.js';
+import { persistedOperations } from '../../gateway/src/persisted.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
 import { paymentsRouter } from './application/payments.js';
 import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
 import { HttpError, toHttpError } from './errors.js';
 import { contextOf, requestLogging } from './http.js';
+import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
 import { resourceRouter } from './resource/router.js';
+import { securityHeaders } from './security-headers.js';
 
 /** Errors before GraphQL execution (malformed JSON, oversized body) in the GraphQL envelope. */
 const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
-  res.status(e.status).json({ errors: [{ message: e.message, extensions: { code: e.code, status: e.status } }] });
+  const code = e.status === 503 ? SERVICE_UNAVAILABLE : e.code;
+  res.status(e.status).set(e.headers).json({ errors: [{ message: e.message, extensions: { code, status: e.status } }] });
 };
 
 const RESOURCE_PATH = /^\/(auth|communities)(\/|$)/;
@@ -40,6 +45,7 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.disable('x-powered-by');
   http.set('trust proxy', false);
   http.set('query parser', 'simple');
+  http.use(securityHeaders(app.config)); // first: every answer carries them, errors and 404s included
   http.use(requestLogging(app.log));
   http.use(cookieParser());
 
@@ -56,7 +62,7 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   });
 
   http.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(OPENAPI);
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(OPENAPI); // public, changes only with a deploy
   });
 
   // /v1/auth* and /v1/communities* are the resource API; every other /v1 path is the Platform API (typed 404 included).
@@ -67,7 +73,9 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
 
   const graphqlRouter = express.Router();
   graphqlRouter.use(
+    jsonOnly, // a text/plain or form POST is 415 here, before Apollo's CSRF check reads it as a simple request
     express.json({ limit: app.config.bodyLimitBytes }),
+    persistedOperations(app.config.graphql), // GRAPHQL_PERSISTED_ONLY: manifest operations only, refused before parsing
     sessionAuth(app),
     expressMiddleware(graph.server, { context: async ({ req }) => contextOf(app, req) }),
   );

@@ -1,22 +1,35 @@
 import type { ExecutionResult } from '../../gateway/src/graph.js';
-import { DomainError } from '../../subgraphs/kernel/index.js';
+import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
+import { DomainError, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../subgraphs/kernel/index.js';
 
-/** An error on its way to an HTTP envelope: status, machine code, human message, optional details. */
+/** An error on its way to an HTTP envelope: status, machine code, human message, optional details and headers. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** Response headers the status promises (`Retry-After` on 503). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
 }
 
-/** Normalises anything thrown in a handler: domain errors keep their code; body-parser errors become 400/413/415. */
+/** 503 `service_unavailable` with `Retry-After`: the database is unreachable; the request may be retried. */
+export const serviceUnavailable = (): HttpError =>
+  new HttpError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
+    'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+  });
+
+/**
+ * Normalises anything thrown in a handler: domain errors keep their code; body-parser errors become 400/413/415;
+ * a database that is down or dropped the connection becomes 503 `service_unavailable`.
+ */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof DomainError) return new HttpError(error.status, error.code, error.message, error.details);
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const e = error as { type?: string; status?: number; statusCode?: number };
   if (e?.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');
   if (e?.type === 'entity.too.large') return new HttpError(413, 'payload_too_large', 'The request body is too large.');
@@ -37,6 +50,7 @@ export function unwrap<T = Record<string, any>>(result: ExecutionResult): T {
       throw new HttpError(ext.status, ext.code, first.message, ext.details);
     }
     if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') throw inputError(first.message);
+    if (ext.code === SERVICE_UNAVAILABLE) throw serviceUnavailable();
     throw new HttpError(500, 'internal_error', 'Internal server error.');
   }
   return result.data as T;

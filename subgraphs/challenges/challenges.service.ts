@@ -21,6 +21,7 @@ import {
   toPage,
   idLoader,
   viewerLoader,
+  text,
 } from '../kernel/index.js';
 import { awardXp, requireRole, requireView, requireVisible } from '../members/index.js';
 import * as repo from './challenges.repository.js';
@@ -44,8 +45,8 @@ const notEnrolled = () => new DomainError('not_enrolled', 403, 'Enroll in the ch
 
 const createInput = z
   .object({
-    title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(200, 'at most 200 characters'),
-    description: z.string().max(10_000, 'at most 10000 characters').nullish(),
+    title: text({ max: 200, min: 1, trim: true, required: 'title is required' }),
+    description: text({ max: 10_000 }).nullish(),
     durationDays: z
       .number({ error: 'duration_days is required: an integer from 1 to 365' })
       .int('duration_days must be an integer')
@@ -67,10 +68,10 @@ const createInput = z
   });
 
 const checkinInput = z.object({
-  content: z.string({ error: 'content is required' }).trim().min(1, 'content is required').max(5000, 'at most 5000 characters'),
+  content: text({ max: 5000, min: 1, trim: true, required: 'content is required' }),
   dayNumber: z.number({ error: 'day_number is required: an integer' }).int('day_number must be an integer'),
   tags: z
-    .array(z.string({ error: 'each tag must be a string' }).trim().min(1, 'tags cannot be empty').max(32, 'each tag at most 32 characters'), {
+    .array(text({ max: 32, min: 1, trim: true, required: 'each tag must be a string', tooShort: 'tags cannot be empty', tooLong: 'each tag at most 32 characters' }), {
       error: 'tags must be an array of strings',
     })
     .max(10, 'at most 10 tags')

@@ -14,6 +14,7 @@ import {
   toPage,
   type Page,
   idLoader,
+  text,
 } from '../kernel/index.js';
 import * as repo from './communities.repository.js';
 import type { Community } from './communities.tables.js';
@@ -22,15 +23,15 @@ export type { Community } from './communities.tables.js';
 
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 const fields = {
-  name: z.string().trim().min(1, 'name is required').max(100, 'at most 100 characters'),
+  name: text({ max: 100, min: 1, trim: true, tooShort: 'name is required' }),
   handle: z
     .string()
     .trim()
     .toLowerCase()
     .regex(HANDLE, 'handle must be 3 to 40 of a-z, 0-9 and -, starting and ending with a letter or digit'),
-  description: z.string().max(2000, 'at most 2000 characters'),
+  description: text({ max: 2000 }),
   isPublic: z.boolean(),
-  category: z.string().trim().max(50, 'at most 50 characters').nullable(),
+  category: text({ max: 50, trim: true }).nullable(),
 };
 const createInput = z.object({
   name: fields.name,
@@ -80,7 +81,7 @@ export async function listCommunities(
   ctx: RequestContext,
   raw: { search?: string | null; page?: number | null; perPage?: number | null },
 ): Promise<Page<Community>> {
-  const search = raw.search == null ? undefined : parseInput(z.string().trim().max(100), raw.search) || undefined;
+  const search = raw.search == null ? undefined : parseInput(text({ max: 100, trim: true }), raw.search) || undefined;
   const p = paging(raw.page, raw.perPage);
   return toPage(await repo.list(ctx.app.database.db, search, p.perPage + 1, p.offset), p);
 }

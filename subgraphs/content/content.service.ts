@@ -15,6 +15,7 @@ import {
   toPlatformPage,
   type PlatformPage,
   idLoader,
+  text,
 } from '../kernel/index.js';
 import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
@@ -34,7 +35,7 @@ const SANITIZE: sanitizeHtml.IOptions = {
 /** Strips everything that could run script; what is left is safe to render as HTML. */
 export const sanitizeContent = (html: string): string => sanitizeHtml(html, SANITIZE).trim();
 
-const content = z.string().max(50_000, 'at most 50000 characters');
+const content = text({ max: 50_000 });
 const mediaUrls = z
   .array(z.url({ protocol: /^https?$/, error: 'each media URL must be an http(s) URL' }).max(2048), {
     error: 'media_urls must be an array of URLs',

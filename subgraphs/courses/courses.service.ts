@@ -25,6 +25,7 @@ import {
   toPage,
   idLoader,
   viewerLoader,
+  text,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole } from '../members/index.js';
 import * as repo from './courses.repository.js';
@@ -37,13 +38,13 @@ export const COURSE_COMPLETED = 'course.completed';
 
 const notEnrolled = () => new DomainError('not_enrolled', 403, 'Enroll in the course first.');
 
-const title = z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(200, 'at most 200 characters');
+const title = text({ max: 200, min: 1, trim: true, required: 'title is required' });
 const position = z.number({ error: 'position must be an integer' }).int('position must be an integer').min(0).max(100_000);
 
 const createInput = z
   .object({
     title,
-    description: z.string().max(10_000, 'at most 10000 characters').nullish(),
+    description: text({ max: 10_000 }).nullish(),
     accessType: z.enum(ACCESS_TYPES, { error: 'access_type must be free, paid or members_only' }),
     price: priceSchema.nullish(),
     currency: currencySchema.nullish(),
@@ -60,7 +61,7 @@ const createInput = z
 const moduleInput = z.object({ title, position: position.nullish() });
 const lessonInput = z.object({
   title,
-  content: z.string().max(100_000, 'at most 100000 characters').nullish(),
+  content: text({ max: 100_000 }).nullish(),
   position: position.nullish(),
 });
 

@@ -26,6 +26,7 @@ import {
   idLoader,
   countLoader,
   viewerLoader,
+  text,
 } from '../kernel/index.js';
 import { requireRole, requireView, requireVisible } from '../members/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
@@ -62,10 +63,10 @@ const isoDateTime = (field: string) =>
 
 const createInput = z
   .object({
-    title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(200, 'at most 200 characters'),
-    description: z.string().max(10_000, 'at most 10000 characters').nullish(),
+    title: text({ max: 200, min: 1, trim: true, required: 'title is required' }),
+    description: text({ max: 10_000 }).nullish(),
     eventType: z.enum(EVENT_TYPES, { error: 'event_type must be online or in_person' }),
-    location: z.string().trim().max(500, 'at most 500 characters').nullish(),
+    location: text({ max: 500, trim: true }).nullish(),
     startsAt: isoDateTime('starts_at'),
     endsAt: isoDateTime('ends_at'),
     maxAttendees: z

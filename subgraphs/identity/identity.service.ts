@@ -17,6 +17,7 @@ import {
   requireUser,
   sha256,
   unauthorized,
+  text,
 } from '../kernel/index.js';
 import { joinByInvite } from '../members/index.js';
 import * as repo from './identity.repository.js';
@@ -34,7 +35,7 @@ const signupInput = z.object({
   email: z.string({ error: 'email is required' }),
   password: z.string({ error: 'password is required' }),
   username: z.string({ error: 'username is required' }),
-  displayName: z.string({ error: 'displayName is required' }).trim().min(1, 'displayName is required').max(80, 'at most 80 characters'),
+  displayName: text({ max: 80, min: 1, trim: true, required: 'displayName is required' }),
   inviteCode: z.string().max(64).optional().nullable(),
 });
 

@@ -49,7 +49,14 @@ const schema = z
     IDP_AUDIENCE: z.string().optional(),
     SUBGRAPH_URLS: subgraphUrls.optional(),
     INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    SUBGRAPH_TIMEOUT_MS: int(100, 300_000).default(10_000),
     BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(100 * 1024),
+    HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+    HTTP_REQUEST_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 3_600_000).default(5_000),
+    HTTP_MAX_HEADER_BYTES: int(1024, 1024 * 1024).default(16 * 1024),
+    HTTP_CHECK_INTERVAL_MS: int(50, 60_000).default(1_000),
+    SHUTDOWN_GRACE_MS: int(0, 600_000).default(8_000),
     RATE_LIMIT_ENABLED: bool.default(true),
     RATE_LIMIT_PER_MINUTE: int(1, 1_000_000_000).default(120),
     RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
@@ -62,10 +69,16 @@ const schema = z
     WEBHOOK_BATCH_SIZE: int(1, 10_000).default(50),
     WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
     WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.default([]),
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    GRAPHQL_INTROSPECTION: bool.optional(),
+    GRAPHQL_PERSISTED_ONLY: bool.default(false),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
       ctx.addIssue({ code: 'custom', path: ['WORKER_LOCK_LIFETIME_MS'], message: 'must be longer than WEBHOOK_TIMEOUT_MS (a drain holds its lock while it sends)' });
+    }
+    if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['HTTP_HEADERS_TIMEOUT_MS'], message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS' });
     }
     if (c.SUBGRAPH_URLS && !c.INTERNAL_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['INTERNAL_SECRET'], message: 'is required when SUBGRAPH_URLS is set' });
@@ -91,7 +104,12 @@ export interface AppConfig {
   idp: { publicKeyPem?: string; jwksUrl?: string; issuer?: string; audience?: string };
   subgraphUrls?: Record<string, string>;
   internalSecret?: string;
+  /** Limit on one gateway→subgraph call with `SUBGRAPH_URLS` (then `SERVICE_UNAVAILABLE`). */
+  subgraphTimeoutMs: number;
   bodyLimitBytes: number;
+  http: HttpServerConfig;
+  /** How long a SIGTERM waits for in-flight requests before it cuts the remaining connections. */
+  shutdownGraceMs: number;
   worker: WorkerConfig;
   webhooks: WebhookConfig;
   /**
@@ -101,6 +119,31 @@ export interface AppConfig {
   rateLimit: { enabled: boolean; perMinute: number; redisUrl?: string };
   /** Inbound payment-provider webhooks; a provider whose secret is unset answers 503 payments_not_configured. */
   payments: { stripeWebhookSecret?: string };
+  /** `NODE_ENV`: `production` hides the GraphQL schema from clients unless `graphql.introspection` says otherwise. */
+  nodeEnv: Env['NODE_ENV'];
+  graphql: GraphqlConfig;
+}
+
+/** The public GraphQL endpoint `/graphql`. */
+export interface GraphqlConfig {
+  /** Introspection and "Did you mean" suggestions: `GRAPHQL_INTROSPECTION`, else on except in production. */
+  introspection: boolean;
+  /** Only operations of the committed manifest (`gateway/persisted-operations.json`) run. */
+  persistedOnly: boolean;
+}
+
+/** Limits of the HTTP server against slow or greedy clients (Node's `http.createServer` options). */
+export interface HttpServerConfig {
+  /** Time to receive a request's whole header block (then 408 and close). */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included (then 408 and close). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open (raise it above a load balancer's idle timeout). */
+  keepAliveTimeoutMs: number;
+  /** Largest header block accepted (431 beyond). */
+  maxHeaderBytes: number;
+  /** How often the two timeouts are checked, so they bite within this much of their value. */
+  checkIntervalMs: number;
 }
 
 /** The background worker (Agenda) of this process. */
@@ -151,7 +194,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idp: { publicKeyPem: e.IDP_JWT_PUBLIC_KEY, jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE },
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
+    subgraphTimeoutMs: e.SUBGRAPH_TIMEOUT_MS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    http: Object.freeze({
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderBytes: e.HTTP_MAX_HEADER_BYTES,
+      checkIntervalMs: e.HTTP_CHECK_INTERVAL_MS,
+    }),
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     worker: Object.freeze({ enabled: e.WORKER_ENABLED, pollIntervalMs: e.WORKER_POLL_INTERVAL_MS, lockLifetimeMs: e.WORKER_LOCK_LIFETIME_MS }),
     webhooks: Object.freeze({
       drainIntervalMs: e.WEBHOOK_DRAIN_INTERVAL_MS,
@@ -162,5 +214,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     rateLimit: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED, perMinute: e.RATE_LIMIT_PER_MINUTE, redisUrl: e.RATE_LIMIT_REDIS_URL }),
     payments: Object.freeze({ stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET }),
+    nodeEnv: e.NODE_ENV,
+    graphql: Object.freeze({
+      introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+      persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
+    }),
   });
 }

@@ -1,6 +1,10 @@
+import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
-import { DomainError, errorExtensions } from './errors.js';
+import { DomainError, errorExtensions, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
+
+/** `extensions.code` of an error raised because the database is unreachable (HTTP 503, retry later). */
+export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
 
 /**
  * Maps an error raised while executing a subgraph: domain errors keep their code, status and details in
@@ -12,6 +16,13 @@ export function toSubgraphError(error: GraphQLError, log: Logger, requestId: str
     return new GraphQLError(original.message, { path: error.path, extensions: errorExtensions(original) });
   }
   if (!original || original instanceof GraphQLError) return error; // validation and coercion errors: safe to show
+  if (isDatabaseUnavailable(original)) {
+    log.warn({ err: original, requestId, path: error.path }, 'database unavailable');
+    return new GraphQLError('The service is temporarily unavailable; retry later.', {
+      path: error.path,
+      extensions: { code: SERVICE_UNAVAILABLE, status: 503 },
+    });
+  }
   log.error({ err: original, requestId, path: error.path }, 'unexpected error in resolver');
   return new GraphQLError('Internal server error.', {
     path: error.path,
@@ -28,3 +39,20 @@ export function formatPublicError(formatted: GraphQLFormattedError): GraphQLForm
   }
   return { ...formatted, extensions };
 }
+
+/**
+ * Apollo Server plugin: a response carrying a `SERVICE_UNAVAILABLE` error (the database is down) is answered with
+ * HTTP 503 and `Retry-After` instead of 200, so clients and load balancers see it as retryable.
+ */
+export const serviceUnavailableStatus: ApolloServerPlugin<any> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== 'single') return;
+        if (!response.body.singleResult.errors?.some((e) => e.extensions?.code === SERVICE_UNAVAILABLE)) return;
+        response.http.status = 503;
+        response.http.headers.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      },
+    };
+  },
+};

@@ -6,3 +6,5 @@ export { loadConfig, ConfigError } from './config.js';
 export type { AppConfig } from './config.js';
 export * from './tokens.js';
 export { countLoader, idLoader, viewerLoader } from './loaders.js';
+export { characterCount, describeTextProblem, fieldOf, findBadText, text, textProblem } from './text.js';
+export type { TextFinding, TextOptions, TextProblem } from './text.js';

@@ -22,6 +22,7 @@ import {
   toPlatformPage,
   type PlatformPage,
   idLoader,
+  text,
 } from '../kernel/index.js';
 import { emitEvent, requireScope } from '../platform/index.js';
 import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
@@ -89,7 +90,7 @@ export async function leaveCommunity(ctx: RequestContext, handle: string): Promi
 
 const listInput = z.object({
   role: z.enum(ROLES).optional().nullable(),
-  search: z.string().trim().max(100).optional().nullable(),
+  search: text({ max: 100, trim: true }).optional().nullable(),
   page: z.number().optional().nullable(),
   perPage: z.number().optional().nullable(),
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
 import { isSubscribable } from '../platform/index.js';
@@ -13,8 +14,11 @@ export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** How much of a receiver's answer is read (then discarded): enough to reuse the connection for small answers. */
 export const RESPONSE_BODY_CAP_BYTES = 16 * 1024;
-/** A claim outlives the longest possible wait for its attempt by this much before another worker may take the row. */
-const CLAIM_MARGIN_MS = 60_000;
+/**
+ * Outcomes the database refused (it is restarting) are written again after 100 ms, then twice as long each time,
+ * at most this long apart, until they are written or the claim's record window closes.
+ */
+const RECORD_RETRY_MAX_MS = 2_000;
 /**
  * Attempts in flight at once per receiver origin (and connections kept to it). Receivers are spared a burst of
  * hundreds of parallel connections, and their TLS sessions are reused: far faster than one handshake per delivery.
@@ -38,6 +42,8 @@ interface Runtime {
   inflight: Map<string, Set<AbortController>>;
   /** Per-origin turns (PER_ORIGIN_CONCURRENCY). */
   gates: Map<string, Gate>;
+  /** Aborted (and replaced) when the process stops: outcomes waiting for the database are then given up. */
+  stopping: AbortController;
 }
 
 /** A counting semaphore whose waiters can be aborted. */
@@ -94,7 +100,7 @@ export function attachWebhooks(app: AppDeps, options: WebhookRuntimeOptions = {}
     bodyTimeout: timeout,
     keepAliveTimeout: 4_000,
   });
-  runtimes.set(app, { policy, agent, inflight: new Map(), gates: new Map() });
+  runtimes.set(app, { policy, agent, inflight: new Map(), gates: new Map(), stopping: new AbortController() });
 }
 
 function runtimeOf(app: AppDeps): Runtime {
@@ -107,11 +113,15 @@ export const policyOf = (app: AppDeps): AddressPolicy => runtimeOf(app).policy;
 
 /**
  * Stops every attempt of this process now (the process is stopping). They are not recorded: their claims
- * lapse and a later cycle, here or in another worker, sends them again.
+ * lapse and a later cycle, here or in another worker, sends them again. Outcomes still waiting for the
+ * database to come back are tried once more, then given up (those deliveries are sent again too).
  */
 export function interruptAttempts(app: AppDeps): void {
   const rt = runtimes.get(app);
-  if (rt) for (const set of rt.inflight.values()) for (const c of set) c.abort(new ShuttingDown());
+  if (!rt) return;
+  for (const set of rt.inflight.values()) for (const c of set) c.abort(new ShuttingDown());
+  rt.stopping.abort();
+  rt.stopping = new AbortController();
 }
 
 /** Interrupts attempts in flight and closes the HTTP client (keep-alive sockets). */
@@ -191,7 +201,7 @@ export async function attempt(
     started = performance.now();
     timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
     const t = Math.floor(app.clock().getTime() / 1000);
-    const response = await request(url, {
+    const response = await untilAborted(request(url, {
       method: 'POST',
       dispatcher: rt.agent,
       signal: controller.signal,
@@ -203,7 +213,7 @@ export async function attempt(
         'x-svc-signature': signatureHeader(target.secret, delivery.payload, t),
       },
       body: delivery.payload,
-    });
+    }), controller.signal);
     let read = 0;
     for await (const chunk of response.body) {
       read += (chunk as Buffer).length;
@@ -227,6 +237,22 @@ export async function attempt(
     set.delete(controller);
     if (set.size === 0) rt.inflight.delete(target.endpointId);
   }
+}
+
+/**
+ * Settles as `pending` does, or rejects as soon as `signal` aborts: undici notices an abort during connect and
+ * TLS only at its own (coarse) connect timeout, so a silent server would otherwise hold the attempt longer.
+ */
+function untilAborted<T extends { body: { destroy(): unknown } }>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      pending.then((late) => late.body.destroy(), () => undefined);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 class TimeoutExpired extends Error {
@@ -343,16 +369,30 @@ export interface DrainResult {
 /**
  * One drain cycle: fans out first, then claims up to `WEBHOOK_BATCH_SIZE` due deliveries of enabled
  * endpoints and attempts them concurrently, recording each outcome (success, backoff, or failed).
- * Safe to run in several workers at once: no attempt is sent twice.
+ * Safe to run in several workers at once: no attempt is sent twice. If the database drops meanwhile, the
+ * outcomes are kept and written once it is back, while the claim still holds (see `persist`).
  */
 export async function drain(app: AppDeps): Promise<DrainResult> {
   await fanOut(app);
+  const rt = runtimeOf(app);
   const { batchSize, timeoutMs } = app.config.webhooks;
   const now = app.clock();
   const claimId = randomUUID();
-  // Worst case, every claimed delivery goes to one origin and waits its turn behind the others.
-  const until = new Date(now.getTime() + Math.ceil(batchSize / PER_ORIGIN_CONCURRENCY) * timeoutMs + CLAIM_MARGIN_MS);
-  const claimed = await repo.claimDue(app.database.db, now, until, batchSize, claimId);
+  // The claim covers the longest wait for the batch (every delivery to one origin, waiting its turn) plus half the
+  // worker lock lifetime (60 s by default). Outcomes are written within the first half of that margin or given
+  // up, so the claim never lapses while this process still holds an outcome; a dead worker's claims lapse with it.
+  const sendingMs = Math.ceil(batchSize / PER_ORIGIN_CONCURRENCY) * timeoutMs;
+  const marginMs = app.config.worker.lockLifetimeMs / 2;
+  const until = new Date(now.getTime() + sendingMs + marginMs);
+  const recordBy = performance.now() + sendingMs + marginMs / 2;
+  let claimed: repo.ClaimedDelivery[];
+  try {
+    claimed = await repo.claimDue(app.database.db, now, until, batchSize, claimId);
+  } catch (error) {
+    // The claim may have been written before the connection dropped: free its rows rather than let them wait.
+    await persist(app, rt, 'release the claim', () => repo.releaseClaim(app.database.db, claimId), recordBy);
+    throw error;
+  }
   const result: DrainResult = { attempted: claimed.length, succeeded: 0, retrying: 0, failed: 0, discarded: 0 };
   const outcomes = await Promise.all(
     claimed.map(async (d) => {
@@ -364,7 +404,10 @@ export async function drain(app: AppDeps): Promise<DrainResult> {
   const toRecord = outcomes.filter((o) => !o.outcome.interrupted).map((o) => ({ id: o.delivery.id, record: o.record }));
   const recorded = new Set<string>();
   for (let i = 0; i < toRecord.length; i += 1000) {
-    for (const id of await repo.recordAttempts(app.database.db, claimId, toRecord.slice(i, i + 1000))) recorded.add(id);
+    const chunk = toRecord.slice(i, i + 1000);
+    const ids = await persist(app, rt, 'record attempts', () => repo.recordAttempts(app.database.db, claimId, chunk), recordBy);
+    if (ids) for (const id of ids) recorded.add(id);
+    else app.log.error({ deliveryIds: chunk.map((o) => o.id) }, 'webhook outcomes not recorded: these deliveries will be sent again');
   }
   for (const { delivery: d, outcome, record } of outcomes) {
     if (!recorded.has(d.id)) result.discarded += 1;
@@ -376,6 +419,30 @@ export async function drain(app: AppDeps): Promise<DrainResult> {
     }
   }
   return result;
+}
+
+/**
+ * Runs one write of the drain until the database takes it: after a failure (the database is restarting) it
+ * tries again after 100 ms, then twice as long each time, at most `RECORD_RETRY_MAX_MS` apart, until
+ * `by` (a `performance.now()` time) or until the process stops (then once more). Undefined when it gave up.
+ */
+async function persist<T>(app: AppDeps, rt: Runtime, what: string, write: () => Promise<T>, by: number): Promise<T | undefined> {
+  const stopping = rt.stopping.signal;
+  for (let tries = 1, delay = 100; ; tries += 1, delay = Math.min(2 * delay, RECORD_RETRY_MAX_MS)) {
+    try {
+      const written = await write();
+      if (tries > 1) app.log.info({ what, tries }, 'webhook drain: written after the database came back');
+      return written;
+    } catch (error) {
+      const wait = Math.min(delay, by - performance.now());
+      if (wait <= 0 || stopping.aborted) {
+        app.log.error({ err: error, what, tries }, 'webhook drain: the database is unavailable, giving up');
+        return undefined;
+      }
+      if (tries === 1) app.log.warn({ err: error, what }, 'webhook drain: the database is unavailable, retrying');
+      await sleep(wait, { signal: stopping }).catch(() => undefined);
+    }
+  }
 }
 
 /** Data of the `ping` test event. */

@@ -24,6 +24,7 @@ export {
   RETRY_DELAYS_MS,
   MAX_ATTEMPTS,
   PER_ORIGIN_CONCURRENCY,
+  RESPONSE_BODY_CAP_BYTES,
   PING_MESSAGE,
 } from './delivery.js';
 export type { AttemptResult, DrainResult, WebhookRuntimeOptions } from './delivery.js';

@@ -194,6 +194,16 @@ export async function claimDue(db: Executor, now: Date, until: Date, limit: numb
   }));
 }
 
+/** Frees the rows of a claim whose outcome is unknown (the claim statement failed), so the next cycle may take them. */
+export async function releaseClaim(db: Executor, claimId: string): Promise<number> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ claimId: null, claimedUntil: null })
+    .where(eq(webhookDeliveries.claimId, claimId))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length;
+}
+
 /** The outcome of one attempt, as stored. */
 export type AttemptRecord = Pick<
   WebhookDelivery,

@@ -11,6 +11,7 @@ import {
   parseInput,
   requireUser,
   toPage,
+  text,
 } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../platform/index.js';
@@ -75,10 +76,11 @@ async function parseUrl(ctx: RequestContext, raw: unknown): Promise<string> {
   }
 }
 
-const description = z
-  .string({ error: 'description must be a string' })
-  .max(DESCRIPTION_MAX, `description must be at most ${DESCRIPTION_MAX} characters`)
-  .nullable();
+const description = text({
+  max: DESCRIPTION_MAX,
+  required: 'description must be a string',
+  tooLong: `description must be at most ${DESCRIPTION_MAX} characters`,
+}).nullable();
 const enabled = z.boolean({ error: 'enabled must be true or false' });
 
 /** Input of a new endpoint. */

@@ -9,6 +9,7 @@ import {
   parseInput,
   toPage,
   idLoader,
+  text,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../platform/index.js';
@@ -22,8 +23,8 @@ export const WIN_XP = 50;
 export const WIN_APPROVED = 'win.approved';
 
 const winInput = z.object({
-  title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(140, 'at most 140 characters'),
-  content: z.string().trim().max(5000, 'at most 5000 characters').nullish(),
+  title: text({ max: 140, min: 1, trim: true, required: 'title is required' }),
+  content: text({ max: 5000, trim: true }).nullish(),
 });
 const listInput = z.object({
   status: z.enum(WIN_STATUSES, { error: 'status must be pending or approved' }).nullish(),

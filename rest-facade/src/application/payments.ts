@@ -8,6 +8,7 @@ import { markTribeOrderPaid, receiveStripeEvent } from '../../../subgraphs/comme
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { requireCaller, sessionAuth } from '../auth.js';
 import { contextOf, handle } from '../http.js';
+import { refuseBadText } from '../input.js';
 import { flatErrors } from './router.js';
 
 export function paymentsRouter(app: AppDeps): Router {
@@ -26,6 +27,7 @@ export function paymentsRouter(app: AppDeps): Router {
   // Manual provider (development): the owner of the tribe marks one of its orders paid.
   r.post(
     '/communities/:handle/orders/:orderId/mark-paid',
+    refuseBadText(),
     sessionAuth(app),
     requireCaller('Sign in first.'),
     handle(async (req, res) => {

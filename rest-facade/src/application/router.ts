@@ -5,6 +5,7 @@ import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
 import { toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
+import { jsonOnly, refuseBadText } from '../input.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
 import { webhookRoutes } from './webhooks.js';
@@ -14,17 +15,18 @@ import { apiKeysRouter } from './api-keys.js';
 export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
-  res.status(e.status).json({ error: e.code });
+  res.status(e.status).set(e.headers).json({ error: e.code });
 };
 
-const POST = `query AppPost($id: ID!) { post(id: $id) { id community { id } author { id } body pinnedAt createdAt } }`;
+/** Fixed GraphQL documents of the Application REST routes. */
+export const AppDocs = { post: `query AppPost($id: ID!) { post(id: $id) { id community { id } author { id } body pinnedAt createdAt } }` } as const;
 
 const userBody = (u: identity.User) => ({ id: u.id, email: u.email, username: u.username, displayName: u.displayName });
 
 /** Application REST routes of the web app (session cookie, flat errors). */
 export function applicationRouter(app: AppDeps, run: Executor): Router {
   const r = Router();
-  r.use(express.json({ limit: app.config.bodyLimitBytes }));
+  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText());
   // Public and rate limited: mounted before the session lookup, so a flood of tracking requests reads no session.
   r.use(affiliateRouter(app));
   r.use(sessionAuth(app));
@@ -50,7 +52,7 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
   }));
 
   r.get('/posts/:postId', signedIn, handle(async (req, res) => {
-    const { post } = unwrap(await run(contextOf(app, req), POST, { id: req.params.postId }));
+    const { post } = unwrap(await run(contextOf(app, req), AppDocs.post, { id: req.params.postId }));
     res.json({
       id: post.id,
       communityId: post.community.id,

@@ -4,6 +4,7 @@ import type { ApiKeyCaller, AppDeps, RequestContext } from '../../../subgraphs/k
 import { authenticateApiKey } from '../../../subgraphs/platform/index.js';
 import { bearerToken } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
+import { refuseBadText } from '../input.js';
 import { PlatformDocs } from './documents.js';
 import { RATE_LIMIT_WINDOW_SECONDS, createKeyRateLimiter } from './rate-limit.js';
 import { eventObject, keyIdentityObject, listObject, memberObject, orderObject, postObject } from './shapes.js';
@@ -15,6 +16,8 @@ const ERROR_TYPES: Record<number, string> = {
   404: 'not_found',
   405: 'not_found',
   429: 'rate_limited',
+  // Not in spec 7.1's table, whose clients must handle unknown types: the database is down, retry after Retry-After.
+  503: 'service_unavailable',
 };
 
 /**
@@ -42,6 +45,7 @@ export const platformErrors: ErrorRequestHandler = (error, req, res, _next) => {
   if (e.status === 401) res.set('WWW-Authenticate', 'Bearer');
   if (e.status === 405) res.set('Allow', 'GET');
   if (e.status === 429) res.set('Retry-After', String(RATE_LIMIT_WINDOW_SECONDS));
+  res.set(e.headers);
   sendJson(res, e.status, { error: { type, message: e.message } });
 };
 
@@ -109,7 +113,7 @@ export function platformRouter(app: AppDeps, run: Executor): { router: Router; c
 
   r.all('/me', guard, endpoint(PlatformDocs.me, () => ({}), (d) => keyIdentityObject(d.platformMe)));
   r.all('/members', guard, endpoint(PlatformDocs.members, paging, (d) => listObject(d.platformMembers, memberObject)));
-  r.all('/members/:username', guard, endpoint(PlatformDocs.member, (req) => ({ username: req.params.username }), (d) => memberObject(d.platformMember)));
+  r.all('/members/:username', guard, refuseBadText({ query: false }), endpoint(PlatformDocs.member, (req) => ({ username: req.params.username }), (d) => memberObject(d.platformMember)));
   r.all('/posts', guard, endpoint(PlatformDocs.posts, paging, (d) => listObject(d.platformPosts, postObject)));
   r.all('/events', guard, endpoint(PlatformDocs.events, paging, (d) => listObject(d.platformEvents, eventObject)));
   r.all('/orders', guard, endpoint(PlatformDocs.orders, paging, (d) => listObject(d.platformOrders, orderObject)));

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { isUuid } from '../../../subgraphs/kernel/index.js';
+import { characterCount, isUuid } from '../../../subgraphs/kernel/index.js';
 import { HttpError } from '../errors.js';
 
 const one = (req: Request, name: string): string | undefined => {
@@ -33,7 +33,7 @@ export function boolParam(req: Request, name: string): boolean | undefined {
 /** An optional string query parameter. */
 export const stringParam = (req: Request, name: string, max = 100): string | undefined => {
   const v = one(req, name);
-  if (v !== undefined && v.length > max) throw new HttpError(400, 'invalid_query', `${name} must be at most ${max} characters.`);
+  if (v !== undefined && characterCount(v) > max) throw new HttpError(400, 'invalid_query', `${name} must be at most ${max} characters.`);
   return v;
 };
 

@@ -6,6 +6,7 @@ import { ROLES } from '../../../subgraphs/members/index.js';
 import { accessTokenAuth, requireCaller } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
+import { jsonOnly, refuseBadText } from '../input.js';
 import { Docs } from './documents.js';
 import { mountEvents } from './events.js';
 import { mountLearning } from './learning.js';
@@ -17,14 +18,7 @@ import { webhookResources } from './webhooks.js';
 export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
-  res.status(e.status).json({ error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
-};
-
-/** Rejects a body that is not JSON (415) before any work is done. */
-const jsonOnly: express.RequestHandler = (req, _res, next) => {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) return next(new HttpError(415, 'unsupported_media_type', 'Send JSON with content-type application/json.'));
-  next();
+  res.status(e.status).set(e.headers).json({ error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
 };
 
 /**
@@ -33,7 +27,7 @@ const jsonOnly: express.RequestHandler = (req, _res, next) => {
  */
 export function resourceRouter(app: AppDeps, run: Executor): Router {
   const r = Router();
-  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), accessTokenAuth(app));
+  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText(), accessTokenAuth(app));
 
   const exec = async (req: express.Request, doc: string, variables: Record<string, unknown>) =>
     unwrap(await run(contextOf(app, req), doc, variables));

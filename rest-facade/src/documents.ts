@@ -1,0 +1,24 @@
+import { ApiKeyDocs } from './application/api-keys.js';
+import { AppDocs } from './application/router.js';
+import { PlatformDocs } from './platform/documents.js';
+import { Docs } from './resource/documents.js';
+import { EventDocs } from './resource/events.js';
+import { LearningDocs } from './resource/learning.js';
+import { WebhookDocs } from './webhooks.documents.js';
+
+const named = (prefix: string, docs: Record<string, string>) =>
+  Object.fromEntries(Object.entries(docs).map(([name, doc]) => [`${prefix}.${name}`, doc]));
+
+/**
+ * Every fixed GraphQL document the REST facade runs through the gateway, by a stable name. The persisted-operation
+ * manifest (`npm run persisted`) and the GraphQL limits test read this list: a new document belongs here.
+ */
+export const REST_DOCUMENTS: Readonly<Record<string, string>> = Object.freeze({
+  ...named('application', AppDocs),
+  ...named('apiKeys', ApiKeyDocs),
+  ...named('platform', PlatformDocs),
+  ...named('resource', Docs),
+  ...named('events', EventDocs),
+  ...named('learning', LearningDocs),
+  ...named('webhooks', WebhookDocs),
+});
