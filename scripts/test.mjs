@@ -1,5 +1,5 @@
 // `npm test`: picks the database, type-checks, runs Jest, and ends with a plain `N passed, N failed` line.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -48,9 +48,21 @@ if (prepare.status !== 0) {
 
 const results = '.jest-results.json';
 rmSync(results, { force: true });
-const args = ['jest', '--json', `--outputFile=${results}`, ...process.argv.slice(2)];
+// --forceExit: a handle some test leaves open (a socket, a child process) must not keep the run from ending.
+const args = ['jest', '--json', `--outputFile=${results}`, '--forceExit', ...process.argv.slice(2)];
 if (!url) args.push('--runInBand');
-const run = spawnSync('npx', args, { stdio: 'inherit', env });
+// A hard ceiling well inside CI's 30 minutes: a hung run is stopped (Jest and its workers, as one process group)
+// and still ends with its summary line.
+const JEST_LIMIT_MS = Number(process.env.TEST_TIME_LIMIT_MS || 25 * 60_000);
+const jest = spawn('npx', args, { stdio: 'inherit', env, detached: true });
+const timer = setTimeout(() => {
+  console.error(`Jest did not finish within ${JEST_LIMIT_MS / 60_000} minutes: stopping it.`);
+  process.kill(-jest.pid, 'SIGKILL');
+}, JEST_LIMIT_MS);
+// Its own process group no longer hears a terminal's Ctrl-C: pass it on.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.kill(-jest.pid, signal));
+const run = await new Promise((resolve) => jest.once('exit', (status, signal) => resolve({ status, signal })));
+clearTimeout(timer);
 
 let passed = 0;
 let failed = 0;
@@ -58,6 +70,7 @@ try {
   const summary = JSON.parse(readFileSync(results, 'utf8'));
   passed = summary.numPassedTests;
   failed = summary.numFailedTests + summary.numRuntimeErrorTestSuites;
+  if (run.signal) failed += 1;
 } catch {
   failed = 1;
 }
