@@ -1,11 +1,11 @@
-import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/src/index.js';
 import { findCommunityWith } from '../communities/index.js';
 import { type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { emitEvent } from '../platform/index.js';
 import { orderById } from './commerce.service.js';
-import { orders, type Order } from './commerce.tables.js';
+import * as repo from './commerce.repository.js';
+import type { Order } from './commerce.tables.js';
 
 /** What an order can buy. */
 export type ItemType = 'course' | 'challenge' | 'event';
@@ -28,32 +28,16 @@ export interface PendingOrderInput {
  */
 export async function ensurePendingOrder(tx: Executor, input: PendingOrderInput): Promise<{ order: Order; created: boolean }> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const [inserted] = await tx
-      .insert(orders)
-      .values({
-        communityId: input.communityId,
-        buyerId: input.buyerId,
-        productType: input.itemType,
-        productId: input.itemId,
-        amountCents: input.amountCents,
-        currency: input.currency,
-        status: 'pending',
-      })
-      .onConflictDoNothing({ target: [orders.buyerId, orders.productType, orders.productId], where: sql`status = 'pending'` })
-      .returning();
+    const inserted = await repo.insertPendingIfAbsent(tx, {
+      communityId: input.communityId,
+      buyerId: input.buyerId,
+      productType: input.itemType,
+      productId: input.itemId,
+      amountCents: input.amountCents,
+      currency: input.currency,
+    });
     if (inserted) return { order: inserted, created: true };
-    const [existing] = await tx
-      .select()
-      .from(orders)
-      .where(
-        and(
-          eq(orders.buyerId, input.buyerId),
-          eq(orders.productType, input.itemType),
-          eq(orders.productId, input.itemId),
-          eq(orders.status, 'pending'),
-        ),
-      )
-      .limit(1);
+    const existing = await repo.findPending(tx, input.buyerId, input.itemType, input.itemId);
     if (existing) return { order: existing, created: false };
     // The pending order was paid between the two statements: the next insert creates a new one.
   }
@@ -80,13 +64,9 @@ export function registerFulfilment(itemType: ItemType, handler: FulfilmentHandle
  */
 export async function markOrderPaid(tx: Executor, orderId: string, paidAt: Date = new Date()): Promise<{ order: Order; changed: boolean }> {
   if (!isUuid(orderId)) throw notFound('Order');
-  const [paid] = await tx
-    .update(orders)
-    .set({ status: 'paid', paidAt, updatedAt: paidAt })
-    .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
-    .returning();
+  const paid = await repo.markPaidIfPending(tx, orderId, paidAt);
   if (!paid) {
-    const [existing] = await tx.select().from(orders).where(eq(orders.id, orderId)).limit(1);
+    const existing = await repo.findOrder(tx, orderId);
     if (!existing) throw notFound('Order');
     if (existing.status === 'paid') return { order: existing, changed: false };
     throw conflict('order_not_payable', `The order is ${existing.status} and cannot be paid.`);
