@@ -21,5 +21,5 @@ export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
 /** The executable federated schema of one subgraph. */
 export function buildSubgraph(name: SubgraphName): GraphQLSchema {
   const { typeDefs, resolvers } = SUBGRAPHS[name];
-  return buildSubgraphSchema({ typeDefs, resolvers: resolvers as any });
+  return buildSubgraphSchema([{ typeDefs, resolvers }]);
 }

@@ -1,20 +1,17 @@
 import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
 import * as service from './affiliate.service.js';
-import type { AffiliateCode } from './affiliate.tables.js';
+import type { Resolvers } from './affiliate.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Mutation: {
-    myAffiliateCode: (_: unknown, a: Args, ctx: RequestContext) => service.myAffiliateCode(ctx, a.communityId),
+    myAffiliateCode: (_, a, ctx) => service.myAffiliateCode(ctx, a.communityId),
   },
   AffiliateCode: {
-    community: (c: AffiliateCode) => ref('Community', c.communityId),
-    user: (c: AffiliateCode) => ref('User', c.userId),
-    clickCount: (c: AffiliateCode, _: unknown, ctx: RequestContext) => service.clickCount(ctx, c.id),
+    community: (c) => ref('Community', c.communityId),
+    user: (c) => ref('User', c.userId),
+    clickCount: (c, _, ctx) => service.clickCount(ctx, c.id),
   },
 };

@@ -1,34 +1,31 @@
-import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
+import { DateTime, loadTypeDefs, nonNull, ref } from '../kernel/graphql.js';
 import * as service from './content.service.js';
-import type { Comment, Post } from './content.tables.js';
+import type { Resolvers } from './content.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    posts: (_: unknown, a: Args, ctx: RequestContext) => service.listPosts(ctx, a.communityId, a),
-    post: (_: unknown, a: Args, ctx: RequestContext) => service.getPost(ctx, a.id, a.communityId),
-    comments: (_: unknown, a: Args, ctx: RequestContext) => service.listComments(ctx, a.communityId, a.postId, a),
-    platformPosts: (_: unknown, a: Args, ctx: RequestContext) => service.platformPosts(ctx, a),
+    posts: (_, a, ctx) => service.listPosts(ctx, a.communityId, a),
+    post: (_, a, ctx) => service.getPost(ctx, a.id, a.communityId),
+    comments: (_, a, ctx) => service.listComments(ctx, a.communityId, a.postId, a),
+    platformPosts: (_, a, ctx) => service.platformPosts(ctx, a),
   },
   Mutation: {
-    createPost: (_: unknown, a: Args, ctx: RequestContext) => service.createPost(ctx, a.communityId, a.input),
-    updatePost: (_: unknown, a: Args, ctx: RequestContext) => service.updatePost(ctx, a.communityId, a.id, a.input),
-    deletePost: (_: unknown, a: Args, ctx: RequestContext) => service.deletePost(ctx, a.communityId, a.id),
-    createComment: (_: unknown, a: Args, ctx: RequestContext) => service.createComment(ctx, a.communityId, a.postId, a.input),
+    createPost: (_, a, ctx) => service.createPost(ctx, a.communityId, a.input),
+    updatePost: (_, a, ctx) => service.updatePost(ctx, a.communityId, a.id, a.input),
+    deletePost: (_, a, ctx) => service.deletePost(ctx, a.communityId, a.id),
+    createComment: (_, a, ctx) => service.createComment(ctx, a.communityId, a.postId, a.input),
   },
   Post: {
-    __resolveReference: (r: { id: string }, ctx: RequestContext) => service.postById(ctx, r.id),
-    community: (p: Post) => ref('Community', p.communityId),
-    author: (p: Post) => ref('User', p.authorId),
-    isPinned: (p: Post) => p.pinnedAt !== null,
+    __resolveReference: (r, ctx) => service.postById(ctx, r.id),
+    community: (p) => ref('Community', p.communityId),
+    author: (p) => ref('User', p.authorId),
+    isPinned: (p) => p.pinnedAt !== null,
   },
   Comment: {
-    post: (c: Comment, _: unknown, ctx: RequestContext) => service.postById(ctx, c.postId),
-    author: (c: Comment) => ref('User', c.authorId),
+    post: async (c, _, ctx, info) => nonNull(await service.postById(ctx, c.postId), info),
+    author: (c) => ref('User', c.authorId),
   },
 };

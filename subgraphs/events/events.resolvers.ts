@@ -1,40 +1,37 @@
 import { fromCents } from '../commerce/index.js';
-import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
+import { DateTime, loadTypeDefs, nonNull, ref } from '../kernel/graphql.js';
 import * as service from './events.service.js';
-import type { EventRegistration, TribeEvent } from './events.tables.js';
+import type { Resolvers } from './events.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    platformEvents: (_: unknown, a: Args, ctx: RequestContext) => service.platformEvents(ctx, a),
-    events: (_: unknown, a: Args, ctx: RequestContext) => service.listEvents(ctx, a.communityId, a),
-    event: (_: unknown, a: Args, ctx: RequestContext) => service.getEvent(ctx, a.id, a.communityId),
+    platformEvents: (_, a, ctx) => service.platformEvents(ctx, a),
+    events: (_, a, ctx) => service.listEvents(ctx, a.communityId, a),
+    event: (_, a, ctx) => service.getEvent(ctx, a.id, a.communityId),
   },
   Mutation: {
-    createEvent: (_: unknown, a: Args, ctx: RequestContext) => service.createEvent(ctx, a.communityId, a.input),
-    registerForEvent: (_: unknown, a: Args, ctx: RequestContext) => service.register(ctx, a.communityId, a.eventId),
-    checkInEvent: (_: unknown, a: Args, ctx: RequestContext) => service.checkIn(ctx, a.communityId, a.eventId, a.ticketCode),
+    createEvent: (_, a, ctx) => service.createEvent(ctx, a.communityId, a.input),
+    registerForEvent: (_, a, ctx) => service.register(ctx, a.communityId, a.eventId),
+    checkInEvent: (_, a, ctx) => service.checkIn(ctx, a.communityId, a.eventId, a.ticketCode),
   },
   Event: {
-    __resolveReference: (r: { id: string }, ctx: RequestContext) => service.eventById(ctx, r.id),
-    community: (e: TribeEvent) => ref('Community', e.communityId),
-    price: (e: TribeEvent) => fromCents(e.priceCents),
-    createdBy: (e: TribeEvent) => ref('User', e.createdBy),
-    registeredCount: (e: TribeEvent, _: unknown, ctx: RequestContext) => service.registeredCount(ctx, e.id),
-    spotsLeft: (e: TribeEvent, _: unknown, ctx: RequestContext) => service.spotsLeft(ctx, e),
-    viewerRegistration: (e: TribeEvent, _: unknown, ctx: RequestContext) => service.viewerRegistration(ctx, e.id),
+    __resolveReference: (r, ctx) => service.eventById(ctx, r.id),
+    community: (e) => ref('Community', e.communityId),
+    price: (e) => fromCents(e.priceCents),
+    createdBy: (e) => ref('User', e.createdBy),
+    registeredCount: (e, _, ctx) => service.registeredCount(ctx, e.id),
+    spotsLeft: (e, _, ctx) => service.spotsLeft(ctx, e),
+    viewerRegistration: (e, _, ctx) => service.viewerRegistration(ctx, e.id),
   },
   EventRegistration: {
-    event: (r: EventRegistration, _: unknown, ctx: RequestContext) => service.eventOfRegistration(ctx, r),
-    user: (r: EventRegistration) => ref('User', r.userId),
-    order: (r: EventRegistration) => ref('Order', r.orderId),
+    event: async (r, _, ctx, info) => nonNull(await service.eventOfRegistration(ctx, r), info),
+    user: (r) => ref('User', r.userId),
+    order: (r) => ref('Order', r.orderId),
   },
   EventRegisterResult: {
-    order: (r: service.RegisterResult) => ref('Order', r.order?.id),
+    order: (r) => ref('Order', r.order?.id),
   },
 };

@@ -1,18 +1,19 @@
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
 import { type RequestContext, idLoader } from '../kernel/index.js';
 import { findUsersByIds, me, type User } from './identity.service.js';
+import type { Resolvers } from './identity.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
 const userLoader = (ctx: RequestContext) => idLoader<User>(ctx, 'identity.userById', (ids) => findUsersByIds(ctx.app, ids));
 
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    me: (_: unknown, __: unknown, ctx: RequestContext) => (ctx.caller ? me(ctx) : null),
+    me: (_, __, ctx) => (ctx.caller ? me(ctx) : null),
   },
   User: {
-    __resolveReference: (ref: { id: string }, ctx: RequestContext) => userLoader(ctx).load(ref.id),
-    email: (user: User, _: unknown, ctx: RequestContext) => (ctx.caller?.userId === user.id ? user.email : null),
+    __resolveReference: (ref, ctx) => userLoader(ctx).load(ref.id),
+    email: (user, _, ctx) => (ctx.caller?.userId === user.id ? user.email : null),
   },
 };

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLScalarType, Kind, parse, type DocumentNode } from 'graphql';
+import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLResolveInfo } from 'graphql';
 
 /** ISO 8601 UTC timestamps. */
 export const DateTime = new GraphQLScalarType({
@@ -22,6 +22,20 @@ export function loadTypeDefs(moduleUrl: string): DocumentNode {
   return parse(readFileSync(new URL('./schema.graphql', moduleUrl), 'utf8'));
 }
 
-/** A federation entity reference. */
-export const ref = <T extends string>(typename: T, id: string | null | undefined) =>
-  id ? { __typename: typename, id } : null;
+/** A federation entity reference: null without an id. */
+export function ref<T extends string>(typename: T, id: string): { __typename: T; id: string };
+export function ref<T extends string>(typename: T, id: string | null | undefined): { __typename: T; id: string } | null;
+export function ref<T extends string>(typename: T, id: string | null | undefined): { __typename: T; id: string } | null {
+  return id ? { __typename: typename, id } : null;
+}
+
+/**
+ * The value of a non-null field. A missing one raises the very error GraphQL raises for a null there (same
+ * message, same path), so the resolver's type says what the schema promises without changing any answer.
+ */
+export function nonNull<T>(value: T | null | undefined, info: GraphQLResolveInfo): T {
+  if (value === null || value === undefined) {
+    throw new Error(`Cannot return null for non-nullable field ${info.parentType.name}.${info.fieldName}.`);
+  }
+  return value;
+}

@@ -1,22 +1,20 @@
 import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
 import * as apiKeys from './api-keys.service.js';
+import type { Resolvers } from './platform.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    apiKeys: (_: unknown, a: Args, ctx: RequestContext) => apiKeys.listApiKeys(ctx, a.handle),
-    platformMe: (_: unknown, __: Args, ctx: RequestContext) => apiKeys.platformMe(ctx),
+    apiKeys: (_, a, ctx) => apiKeys.listApiKeys(ctx, a.handle),
+    platformMe: (_, __, ctx) => apiKeys.platformMe(ctx),
   },
   Mutation: {
-    createApiKey: (_: unknown, a: Args, ctx: RequestContext) => apiKeys.createApiKey(ctx, a.handle, a.input),
-    revokeApiKey: (_: unknown, a: Args, ctx: RequestContext) => apiKeys.revokeApiKey(ctx, a.handle, a.id),
+    createApiKey: (_, a, ctx) => apiKeys.createApiKey(ctx, a.handle, a.input),
+    revokeApiKey: (_, a, ctx) => apiKeys.revokeApiKey(ctx, a.handle, a.id),
   },
   ApiKeyIdentity: {
-    community: (k: apiKeys.ApiKeyIdentity) => ref('Community', k.communityId),
+    community: (k) => ref('Community', k.communityId),
   },
 };

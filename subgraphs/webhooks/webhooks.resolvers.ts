@@ -1,34 +1,32 @@
 import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
 import * as service from './webhooks.service.js';
-import type { WebhookEndpoint } from './webhooks.tables.js';
+import type { Resolvers } from './webhooks.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-const tribe = (a: Args): service.TribeRef => ({ communityId: a.communityId, handle: a.handle });
+const tribe = (a: service.TribeRef): service.TribeRef => ({ communityId: a.communityId, handle: a.handle });
 
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    webhookEndpoints: (_: unknown, a: Args, ctx: RequestContext) => service.listEndpoints(ctx, tribe(a)),
-    webhookEndpoint: (_: unknown, a: Args, ctx: RequestContext) => service.getEndpoint(ctx, tribe(a), a.id),
-    webhookDeliveries: (_: unknown, a: Args, ctx: RequestContext) => service.listDeliveries(ctx, tribe(a), a.endpointId, a),
+    webhookEndpoints: (_, a, ctx) => service.listEndpoints(ctx, tribe(a)),
+    webhookEndpoint: (_, a, ctx) => service.getEndpoint(ctx, tribe(a), a.id),
+    webhookDeliveries: (_, a, ctx) => service.listDeliveries(ctx, tribe(a), a.endpointId, a),
     webhookEventTypes: () => service.subscribableEvents(),
   },
   Mutation: {
-    createWebhookEndpoint: (_: unknown, a: Args, ctx: RequestContext) => service.createEndpoint(ctx, tribe(a), a.input),
-    updateWebhookEndpoint: (_: unknown, a: Args, ctx: RequestContext) => service.updateEndpoint(ctx, tribe(a), a.id, a.input),
-    deleteWebhookEndpoint: (_: unknown, a: Args, ctx: RequestContext) => service.deleteEndpoint(ctx, tribe(a), a.id),
-    testWebhookEndpoint: (_: unknown, a: Args, ctx: RequestContext) => service.testEndpoint(ctx, tribe(a), a.id),
-    resendWebhookDelivery: (_: unknown, a: Args, ctx: RequestContext) =>
+    createWebhookEndpoint: (_, a, ctx) => service.createEndpoint(ctx, tribe(a), a.input),
+    updateWebhookEndpoint: (_, a, ctx) => service.updateEndpoint(ctx, tribe(a), a.id, a.input),
+    deleteWebhookEndpoint: (_, a, ctx) => service.deleteEndpoint(ctx, tribe(a), a.id),
+    testWebhookEndpoint: (_, a, ctx) => service.testEndpoint(ctx, tribe(a), a.id),
+    resendWebhookDelivery: (_, a, ctx) =>
       service.resendDelivery(ctx, tribe(a), a.endpointId, a.deliveryId),
   },
   WebhookEndpoint: {
-    community: (e: WebhookEndpoint) => ref('Community', e.communityId),
+    community: (e) => ref('Community', e.communityId),
   },
   WebhookTestResult: {
-    statusCode: (r: service.PingOutcome) => r.status,
-    responseTimeMs: (r: service.PingOutcome) => r.timeMs,
+    statusCode: (r) => r.status,
+    responseTimeMs: (r) => r.timeMs,
   },
 };

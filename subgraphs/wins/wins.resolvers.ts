@@ -1,26 +1,23 @@
 import { DateTime, loadTypeDefs, ref } from '../kernel/graphql.js';
-import type { RequestContext } from '../kernel/index.js';
 import * as service from './wins.service.js';
-import type { Win } from './wins.tables.js';
+import type { Resolvers } from './wins.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-type Args = Record<string, any>;
-
-export const resolvers = {
+export const resolvers: Resolvers = {
   DateTime,
   Query: {
-    wins: (_: unknown, a: Args, ctx: RequestContext) => service.listWins(ctx, a.communityId, a),
-    win: (_: unknown, a: Args, ctx: RequestContext) => service.getWin(ctx, a.id, a.communityId),
+    wins: (_, a, ctx) => service.listWins(ctx, a.communityId, a),
+    win: (_, a, ctx) => service.getWin(ctx, a.id, a.communityId),
   },
   Mutation: {
-    postWin: (_: unknown, a: Args, ctx: RequestContext) => service.postWin(ctx, a.communityId, a.input),
-    approveWin: (_: unknown, a: Args, ctx: RequestContext) => service.approveWin(ctx, a.communityId, a.id),
+    postWin: (_, a, ctx) => service.postWin(ctx, a.communityId, a.input),
+    approveWin: (_, a, ctx) => service.approveWin(ctx, a.communityId, a.id),
   },
   Win: {
-    __resolveReference: (r: { id: string }, ctx: RequestContext) => service.winById(ctx, r.id),
-    community: (w: Win) => ref('Community', w.communityId),
-    author: (w: Win) => ref('User', w.authorId),
-    approvedBy: (w: Win) => ref('User', w.approvedBy),
+    __resolveReference: (r, ctx) => service.winById(ctx, r.id),
+    community: (w) => ref('Community', w.communityId),
+    author: (w) => ref('User', w.authorId),
+    approvedBy: (w) => ref('User', w.approvedBy),
   },
 };
