@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createService, type Service } from '../gateway/src/service.js';
+import { createService, type Service } from '../server/service.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
 
 /** The benchmark database: BENCH_DATABASE_URL, else the local test server. */

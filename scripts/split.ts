@@ -153,7 +153,7 @@ export async function startSplit(options: SplitOptions): Promise<Split> {
       kind: 'subgraph' as const,
       port: subgraphPorts[name],
       command: process.execPath,
-      args: [...nodeArgs, entry('subgraphs/serve'), name],
+      args: [...nodeArgs, entry('server/subgraph'), name],
       env: { ...shared, PORT: String(subgraphPorts[name]), HOST: '127.0.0.1' },
     })),
     ...gatewayPorts.map((port, i) => ({
@@ -161,12 +161,11 @@ export async function startSplit(options: SplitOptions): Promise<Split> {
       kind: 'gateway' as const,
       port,
       command: process.execPath,
-      args: [...nodeArgs, entry('gateway/src/main')],
+      args: [...nodeArgs, entry('server/web')],
       env: {
         ...shared,
         PORT: String(port),
         SUBGRAPH_URLS: subgraphUrls,
-        WORKER_ENABLED: 'false',
         ...(options.redisUrl ? { RATE_LIMIT_REDIS_URL: options.redisUrl } : {}),
       },
     })),
@@ -174,7 +173,7 @@ export async function startSplit(options: SplitOptions): Promise<Split> {
       name: `worker${i + 1}`,
       kind: 'worker' as const,
       command: process.execPath,
-      args: [...nodeArgs, entry('jobs/src/main')],
+      args: [...nodeArgs, entry('server/worker')],
       env: { ...shared, WORKER_ENABLED: 'true' },
     })),
   ];

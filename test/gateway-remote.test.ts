@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createService } from '../gateway/src/service.js';
+import { createService } from '../server/service.js';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.js';
-import { serveSubgraph } from '../subgraphs/serve.js';
+import { serveSubgraph } from '../server/subgraph.js';
 import { accessToken, createTribe, gql, signupUser, testConfig, type TestService } from './helpers.js';
 
 const SECRET = 'internal-secret-internal-secret-0123456789';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createService, type Service } from '../gateway/src/service.js';
+import { createService, type Service } from '../server/service.js';
 import { type AppConfig, type Clock, loadConfig } from '../subgraphs/kernel/index.js';
 
 /** The test database URL chosen by `npm test` (empty: embedded PGlite in memory). */

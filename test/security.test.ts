@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createService } from '../gateway/src/service.js';
+import { createService } from '../server/service.js';
 import { createTribe, gql, join, signupUser, testConfig, type TestService } from './helpers.js';
 
 /** Regressions found in review: secrets in logs, and rights that must end with the membership. */

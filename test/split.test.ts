@@ -86,7 +86,9 @@ onPostgres('split deployment: two gateways, a process per subgraph, two workers,
     const procfile = readFileSync(new URL('../Procfile', import.meta.url), 'utf8');
     const procfileNames = procfile.split('\n').filter((l) => /^\w[\w-]*:/.test(l)).map((l) => l.split(':')[0]);
     expect(procfileNames.filter((n) => n !== 'redis').sort()).toEqual(names);
-    for (const name of SUBGRAPH_NAMES) expect(procfile).toMatch(new RegExp(`^${name}: .*dist/subgraphs/serve\\.js ${name}$`, 'm'));
+    for (const name of SUBGRAPH_NAMES) expect(procfile).toMatch(new RegExp(`^${name}: .*dist/server/subgraph\\.js ${name}$`, 'm'));
+    for (const name of ['gateway1', 'gateway2']) expect(procfile).toMatch(new RegExp(`^${name}: .*dist/server/web\\.js$`, 'm'));
+    for (const name of ['worker1', 'worker2']) expect(procfile).toMatch(new RegExp(`^${name}: .*dist/server/worker\\.js$`, 'm'));
     console.log(`split deployment up in ${startedInMs} ms\n${split.table()}`);
   });
 

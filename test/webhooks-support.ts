@@ -10,7 +10,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
 import { verify, WebhookVerificationError, type WebhookEvent } from '../verifier/src/index.js';
-import { createService } from '../gateway/src/service.js';
+import { createService } from '../server/service.js';
 import type { Clock } from '../subgraphs/kernel/index.js';
 import { systemResolver, type Resolver } from '../subgraphs/webhooks/index.js';
 import { TEST_DATABASE_URL, testConfig, type TestService, type TestUser } from './helpers.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createService } from '../../gateway/src/service.js';
+import { createService } from '../../server/service.js';
 import { accessToken, createTribe, signupUser, testConfig, TEST_DATABASE_URL, unique, type TestService, type TestUser } from '../helpers.js';
 import { createKey } from '../platform-fixtures.js';
 import { isolatedDatabase, waitFor } from '../webhooks-support.js';

@@ -1,4 +1,4 @@
-// SIGTERM in the middle of a stream of writes against the real process (`gateway/src/main.ts`): requests in flight
+// SIGTERM in the middle of a stream of writes against the real process (`server/main.ts`): requests in flight
 // finish (one of them still sending its body when the signal arrives), new connections are refused, the process
 // exits 0 within 10 s, and the database holds exactly the posts that were answered 201, each with its outbox event.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -44,7 +44,7 @@ describePg('SIGTERM during load', () => {
     database = await isolatedDatabase();
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['--import', 'tsx', 'gateway/src/main.ts'], {
+    child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

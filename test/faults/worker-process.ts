@@ -1,4 +1,4 @@
-// A worker-only child process (`node --import tsx jobs/src/main.ts`) for fault tests: kill it, stop it, measure it.
+// A worker-only child process (`node --import tsx server/worker.ts`) for fault tests: kill it, stop it, measure it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -22,12 +22,12 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts `jobs/src/main.ts` on `databaseUrl` with short intervals, the loopback receivers allowed and the test CA
+ * Starts `server/worker.ts` on `databaseUrl` with short intervals, the loopback receivers allowed and the test CA
  * trusted; `env` overrides any variable.
  */
 export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/worker.ts'], {
     cwd: ROOT,
     env: {
       ...inherited,

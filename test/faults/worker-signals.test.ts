@@ -20,7 +20,7 @@ interface Row {
   last_error: string | null;
 }
 
-/** Worker-only processes (`jobs/src/main.ts`) stopped by SIGKILL and SIGTERM in the middle of a batch. */
+/** Worker-only processes (`server/worker.ts`) stopped by SIGKILL and SIGTERM in the middle of a batch. */
 (TEST_DATABASE_URL ? describe : describe.skip)('worker process faults', () => {
   let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   let t: TestService;

@@ -1,11 +1,10 @@
-import { ConfigError, loadConfig } from '../../subgraphs/kernel/index.js';
+import { type AppConfig, ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
 import { createService } from './service.js';
 
-/** `npm start`: the whole service in one process on one port. */
-async function main(): Promise<void> {
-  let config;
+/** The validated configuration of this process, or exit 1 with every bad variable named. */
+export function configOrExit(): AppConfig {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -13,6 +12,15 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+}
+
+/**
+ * Runs the web side on one port until SIGTERM or SIGINT: `npm start` (`server/main.ts`, the worker too when
+ * `WORKER_ENABLED`) and the web process of the split deployment (`server/web.ts`, never a worker).
+ */
+export async function runWebProcess(options: { worker: boolean }): Promise<void> {
+  const loaded = configOrExit();
+  const config = options.worker ? loaded : Object.freeze({ ...loaded, worker: Object.freeze({ ...loaded.worker, enabled: false }) });
   const service = await createService(config);
   await service.listen();
   // First SIGTERM or SIGINT: drain (in-flight requests finish within SHUTDOWN_GRACE_MS), exit 0. A second one, or a
@@ -43,7 +51,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+/** Runs an entry point's `main`, exiting 1 with the error when it fails to start. */
+export function start(main: () => Promise<void>): void {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
-import { migrate, openDatabase } from '../../db/src/index.js';
-import { startWorker, type Worker } from '../../jobs/src/worker.js';
-import { closeHttpApp, createHttpApp } from '../../rest-facade/src/app.js';
-import { type AppConfig, type AppDeps, type Clock, systemClock } from '../../subgraphs/kernel/index.js';
-import { attachWebhooks, closeWebhooks, type WebhookRuntimeOptions } from '../../subgraphs/webhooks/index.js';
-import { createGraph, type Graph } from './graph.js';
+import type { Logger } from 'pino';
+import { createGraph, type Graph } from '../gateway/src/graph.js';
+import { startWorker, type Worker } from '../jobs/src/worker.js';
+import { closeHttpApp, createHttpApp } from '../rest-facade/src/app.js';
+import type { AppConfig, AppDeps } from '../subgraphs/kernel/index.js';
+import { type DepsOptions, openDeps } from './deps.js';
 
 export interface Service {
   deps: AppDeps;
@@ -24,23 +23,18 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export interface ServiceOptions {
-  clock?: Clock;
-  log?: Logger;
-  /** Webhook delivery options (tests inject a DNS resolver). */
-  webhooks?: WebhookRuntimeOptions;
-}
+export type ServiceOptions = DepsOptions;
 
-/** Opens the database, applies migrations, builds the gateway and the HTTP app. Does not listen yet. */
+/**
+ * The web side (gateway, REST facade, health checks) and, when `WORKER_ENABLED`, the background worker, on the
+ * dependencies of `openDeps`. Does not listen yet.
+ */
 export async function createService(config: AppConfig, options: ServiceOptions = {}): Promise<Service> {
-  const log = options.log ?? pino({ level: config.logLevel });
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const opened = await openDeps(config, options);
+  const { deps } = opened;
+  const { database, log } = deps;
   try {
-    const applied = await migrate(database);
-    if (applied.length) log.info({ applied }, 'migrations applied');
     if (config.jwtSecretGenerated) log.warn('JWT_SECRET is not set: access tokens are signed with a random per-process key');
-    const deps: AppDeps = { database, config, clock: options.clock ?? systemClock, log };
-    attachWebhooks(deps, options.webhooks);
     const graph = await createGraph(deps);
     const http = createHttpApp(deps, graph);
     const worker = config.worker.enabled ? await startWorker(deps) : undefined;
@@ -81,14 +75,13 @@ export async function createService(config: AppConfig, options: ServiceOptions =
         if (service.server?.listening) await drain(service.server, () => inFlight, config.shutdownGraceMs, log);
         await closeHttpApp(http);
         await worker?.stop();
-        await closeWebhooks(deps);
         await graph.stop();
-        await database.close();
+        await opened.close();
       },
     };
     return service;
   } catch (error) {
-    await database.close();
+    await opened.close();
     throw error;
   }
 }

@@ -5,21 +5,19 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { migrate, openDatabase } from '../db/src/index.js';
-import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from './index.js';
-import { toSubgraphError } from './kernel/graphql-errors.js';
+import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../subgraphs/index.js';
+import { toSubgraphError } from '../subgraphs/kernel/graphql-errors.js';
 import {
   type ApiKeyCaller,
   type AppConfig,
-  type AppDeps,
   type Caller,
   type RequestContext,
   CALLER_HEADER,
   INTERNAL_SECRET_HEADER,
   loadConfig,
   safeEqual,
-  systemClock,
-} from './kernel/index.js';
+} from '../subgraphs/kernel/index.js';
+import { openDeps } from './deps.js';
 
 /**
  * The caller the gateway passed along (only read after the internal secret matched):
@@ -48,9 +46,8 @@ function callerFrom(header: string | undefined): { caller: Caller | null; apiKey
 export async function serveSubgraph(name: SubgraphName, config: AppConfig, port = config.port): Promise<{ port: number; stop(): Promise<void> }> {
   if (!config.internalSecret) throw new Error('INTERNAL_SECRET is required to serve a subgraph alone');
   const log = pino({ level: config.logLevel }).child({ subgraph: name });
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
-  await migrate(database);
-  const app: AppDeps = { database, config, clock: systemClock, log };
+  const opened = await openDeps(config, { log });
+  const app = opened.deps;
   const server = new ApolloServer<RequestContext>({
     schema: buildSubgraph(name),
     includeStacktraceInErrorResponses: false,
@@ -94,7 +91,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
       await new Promise<void>((resolve) => listener.close(() => resolve()));
       listener.closeAllConnections();
       await server.stop();
-      await database.close();
+      await opened.close();
     },
   };
 }
@@ -103,7 +100,7 @@ const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].repla
 if (isMain) {
   const name = process.argv[2] as SubgraphName;
   if (!SUBGRAPH_NAMES.includes(name)) {
-    console.error(`usage: node dist/subgraphs/serve.js <${SUBGRAPH_NAMES.join('|')}>`);
+    console.error(`usage: node dist/server/subgraph.js <${SUBGRAPH_NAMES.join('|')}>`);
     process.exit(1);
   }
   serveSubgraph(name, loadConfig()).catch((error) => {

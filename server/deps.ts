@@ -1,0 +1,43 @@
+import { pino, type Logger } from 'pino';
+import { migrate, openDatabase } from '../db/src/index.js';
+import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
+import { attachWebhooks, closeWebhooks, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
+
+/** What tests and benchmarks may inject into the dependencies; every process of `npm start` takes the defaults. */
+export interface DepsOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** Webhook delivery options (tests inject a DNS resolver). */
+  webhooks?: WebhookRuntimeOptions;
+}
+
+/** The application's dependencies, and how to release what they hold (the webhook HTTP client, the database). */
+export interface OpenDeps {
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: opens the database, applies the migrations and builds the one `AppDeps` of this process.
+ * Every entry point (the whole service, the web process, the worker, a subgraph alone) starts here.
+ */
+export async function openDeps(config: AppConfig, options: DepsOptions = {}): Promise<OpenDeps> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  try {
+    const applied = await migrate(database);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    const deps: AppDeps = { database, config, clock: options.clock ?? systemClock, log };
+    attachWebhooks(deps, options.webhooks);
+    return {
+      deps,
+      async close() {
+        await closeWebhooks(deps);
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
