@@ -119,7 +119,7 @@ async function deliveryThroughput(): Promise<void> {
 
     // Fan-out: DELIVERIES outbox events become deliveries.
     await pool.query(
-      `insert into events (community_id, type, data)
+      `insert into outbox_events (community_id, type, data)
        select $1, 'member.joined', jsonb_build_object('userId', gen_random_uuid(), 'handle', $2::text, 'note', repeat('x', 900))
        from generate_series(1, $3::int)`,
       [communityId, handle, DELIVERIES],

@@ -221,7 +221,7 @@ describe('Application API auth', () => {
         const userId = res.body.user.id;
         const members = await query(t, sql`select role from members where community_id = ${tribe.id} and user_id = ${userId}`);
         expect(members).toEqual([{ role: 'member' }]);
-        const events = await query(t, sql`select type, data from events where community_id = ${tribe.id} and data->>'userId' = ${userId}`);
+        const events = await query(t, sql`select type, data from outbox_events where community_id = ${tribe.id} and data->>'userId' = ${userId}`);
         expect(events).toEqual([{ type: 'member.joined', data: { userId, handle: tribe.handle } }]);
         const seen = await gql(t, { ...owner, cookie: sessionCookieOf(res) }, 'query($h: String!){ community(handle: $h){ viewerRole } }', { h: tribe.handle });
         expect(seen.data.community.viewerRole).toBe('member');

@@ -43,7 +43,7 @@ describe('GraphQL communities and members', () => {
   const rows = (q: SQL) => query(t, q);
   const membership = (communityId: string, userId: string) => rows(sql`select id, role from members where community_id = ${communityId} and user_id = ${userId}`);
   const joinedEvents = (communityId: string, userId: string) =>
-    rows(sql`select type, data from events where community_id = ${communityId} and type = 'member.joined' and data->>'userId' = ${userId}`);
+    rows(sql`select type, data from outbox_events where community_id = ${communityId} and type = 'member.joined' and data->>'userId' = ${userId}`);
   const inviteFor = async (owner: TestUser, communityId: string) => ok(await gql(t, owner, Q.invite, { c: communityId })).createInvite as string;
 
   beforeAll(async () => {

@@ -91,7 +91,7 @@ export async function xpAwards(t: TestService, communityId: string, userId: stri
 }
 
 export async function eventsOf(t: TestService, communityId: string, type: string) {
-  return rows(t, sql`select data from events where community_id = ${communityId} and type = ${type} order by created_at`);
+  return rows(t, sql`select data from outbox_events where community_id = ${communityId} and type = ${type} order by created_at`);
 }
 
 /** Marks an order paid through the manual provider's GraphQL operation, as `who`. */

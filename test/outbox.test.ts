@@ -26,8 +26,8 @@ describe('transactional outbox (events table)', () => {
     (await query(
       t,
       type
-        ? sql`select type, data from events where community_id = ${communityId} and type = ${type} order by created_at, id`
-        : sql`select type, data from events where community_id = ${communityId} order by created_at, id`,
+        ? sql`select type, data from outbox_events where community_id = ${communityId} and type = ${type} order by created_at, id`
+        : sql`select type, data from outbox_events where community_id = ${communityId} order by created_at, id`,
     )) as Array<{ type: string; data: Record<string, unknown> }>;
   const membersOf = async (communityId: string, userId: string) =>
     query(t, sql`select id, role from members where community_id = ${communityId} and user_id = ${userId}`);
@@ -81,7 +81,7 @@ describe('transactional outbox (events table)', () => {
       const user = await signupUser(t);
       const tribe = await createTribe(t, owner);
       await join(t, user, tribe.handle);
-      const rows = await query(t, sql`select community_id, type, created_at from events where community_id = ${tribe.id}`);
+      const rows = await query(t, sql`select community_id, type, created_at from outbox_events where community_id = ${tribe.id}`);
       expect(rows).toEqual([{ community_id: tribe.id, type: 'member.joined', created_at: expect.anything() }]);
     });
 
@@ -235,7 +235,7 @@ describe('post.created for a published draft', () => {
       const draft = await gql(t, owner, 'mutation($c: ID!){ createPost(communityId: $c, input: {content: "d", status: "draft"}){ id } }', { c: tribe.id });
       const id = draft.data.createPost.id;
       const count = async () =>
-        ((await t.deps.database.db.execute(sql`select count(*)::int as n from events where type = 'post.created' and data->>'postId' = ${id}`)) as unknown as { rows: Array<{ n: number }> }).rows[0].n;
+        ((await t.deps.database.db.execute(sql`select count(*)::int as n from outbox_events where type = 'post.created' and data->>'postId' = ${id}`)) as unknown as { rows: Array<{ n: number }> }).rows[0].n;
       expect(await count()).toBe(0);
       const publish = 'mutation($id: ID!, $s: String){ updatePost(id: $id, input: {status: $s}){ status } }';
       expect((await gql(t, owner, publish, { id, s: 'published' })).data.updatePost.status).toBe('published');

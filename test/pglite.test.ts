@@ -37,7 +37,7 @@ describe('service on embedded PGlite', () => {
     expect(list.body.pagination).toEqual({ page: 1, per_page: 10, has_more: false });
     const members = await t.api.get(`/v1/communities/${tribe.id}/members`).set(auth);
     expect(members.body.data.map((m: { username: string }) => m.username).sort()).toEqual([owner.username, member.username].sort());
-    const events = await t.deps.database.pglite!.query<{ type: string }>('select type from events where community_id = $1 order by created_at', [tribe.id]);
+    const events = await t.deps.database.pglite!.query<{ type: string }>('select type from outbox_events where community_id = $1 order by created_at', [tribe.id]);
     expect(events.rows.map((r) => r.type)).toEqual(['member.joined', 'post.created']);
   });
 

@@ -275,7 +275,7 @@ describe('resource API members', () => {
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       expect(await roleOf(s.tribe.id, s.member.id)).toBeNull();
-      const events = await rows(sql`select data from events where community_id = ${s.tribe.id} and type = 'member.removed'`);
+      const events = await rows(sql`select data from outbox_events where community_id = ${s.tribe.id} and type = 'member.removed'`);
       expect(events.map((e) => e.data)).toEqual([{ userId: s.member.id, handle: s.tribe.handle }]);
       expectError(await t.api.get(`/v1/communities/${s.tribe.id}/members/${s.member.id}`).set(as(s.owner)), 404, 'not_found');
     });
@@ -301,7 +301,7 @@ describe('resource API members', () => {
       const before = await roleOf(s.tribe.id, s[target].id);
       expectError(await remove(s, s[who], s[target]), 403, 'forbidden');
       expect(await roleOf(s.tribe.id, s[target].id)).toBe(before);
-      expect(await rows(sql`select id from events where community_id = ${s.tribe.id} and type = 'member.removed'`)).toHaveLength(0);
+      expect(await rows(sql`select id from outbox_events where community_id = ${s.tribe.id} and type = 'member.removed'`)).toHaveLength(0);
     });
 
     it('keeps the removed member posts', async () => {
@@ -348,7 +348,7 @@ describe('resource API members', () => {
 
       expect(await bRows()).toEqual(before);
       expect(await roleOf(a.tribe.id, b.member.id)).toBeNull();
-      expect(await rows(sql`select id from events where community_id = ${b.tribe.id} and type = 'member.removed'`)).toHaveLength(0);
+      expect(await rows(sql`select id from outbox_events where community_id = ${b.tribe.id} and type = 'member.removed'`)).toHaveLength(0);
     });
 
     it('does not let the owner of tribe A act on tribe B through tribe B path', async () => {

@@ -94,7 +94,7 @@ describe('resource API posts', () => {
         },
       });
       expect(await postsBy(s.tribe.id, s.member.id)).toEqual([{ id: res.body.data.id, body: '<p>Hello <em>tribe</em></p>', media_urls: [], pinned_at: null }]);
-      const events = await rows(sql`select data from events where community_id = ${s.tribe.id} and type = 'post.created'`);
+      const events = await rows(sql`select data from outbox_events where community_id = ${s.tribe.id} and type = 'post.created'`);
       expect(events.map((e) => e.data)).toEqual([{ postId: res.body.data.id, authorId: s.member.id, handle: s.tribe.handle }]);
     });
 

@@ -170,7 +170,7 @@ describe('role matrix (docs/roles.md)', () => {
       (select coalesce(json_agg(x order by x.id), '[]') from (select id, body, status, visibility, pinned_at, media_urls from posts where community_id = ${c}) x) as posts,
       (select count(*)::int from comments where community_id = ${c}) as comments,
       (select count(*)::int from community_invites where community_id = ${c}) as invites,
-      (select count(*)::int from events where community_id = ${c}) as events`);
+      (select count(*)::int from outbox_events where community_id = ${c}) as events`);
     return rows[0];
   }
 

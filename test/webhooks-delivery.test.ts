@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
-import { emitEvent, type EventType } from '../subgraphs/platform/index.js';
+import { emitEvent, type OutboxEventType } from '../subgraphs/outbox/index.js';
 import {
   attempt,
   drain,
@@ -115,7 +115,7 @@ describe('webhook delivery', () => {
       endpoints.push({ handle: tribe.handle, id: postsOnly.id }, { handle: tribe.handle, id: disabled.id });
 
       const user = await someoneJoins(tribe.handle);
-      const [event] = await sqlRows(t, sql`select id, created_at from events where community_id = ${tribe.id} and type = 'member.joined'`);
+      const [event] = await sqlRows(t, sql`select id, created_at from outbox_events where community_id = ${tribe.id} and type = 'member.joined'`);
       expect(await fanOut(t.deps)).toBe(1);
 
       const row = await one(endpoint.id);
@@ -135,7 +135,7 @@ describe('webhook delivery', () => {
       expect(await deliveriesOf(postsOnly.id)).toEqual([]);
       expect(await deliveriesOf(disabled.id)).toEqual([]);
       expect(await deliveriesOf(other.endpoint.id)).toEqual([]);
-      const [processed] = await sqlRows(t, sql`select processed_at from events where id = ${event.id}`);
+      const [processed] = await sqlRows(t, sql`select processed_at from outbox_events where id = ${event.id}`);
       expect(at(processed.processed_at)).toBe(clock.current.toISOString());
 
       expect(await fanOut(t.deps)).toBe(0); // each event once
@@ -153,7 +153,7 @@ describe('webhook delivery', () => {
         'event.created': { eventId: 'e1', handle: tribe.handle },
       } as const;
       await t.deps.database.db.transaction(async (tx) => {
-        for (const [type, body] of Object.entries(data)) await emitEvent(tx, tribe.id, type as EventType, body);
+        for (const [type, body] of Object.entries(data)) await emitEvent(tx, tribe.id, type as OutboxEventType, body);
       });
       expect(await drain(t.deps)).toMatchObject({ attempted: 3, succeeded: 3 });
       expect(r.rejected).toEqual([]);

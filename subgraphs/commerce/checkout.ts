@@ -2,7 +2,7 @@ import type { Db, Executor } from '../../db/src/index.js';
 import { findCommunityWith } from '../communities/index.js';
 import { type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
-import { emitEvent } from '../platform/index.js';
+import { emitEvent } from '../outbox/index.js';
 import { orderById } from './commerce.service.js';
 import * as repo from './commerce.repository.js';
 import type { Order } from './commerce.tables.js';

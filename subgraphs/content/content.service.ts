@@ -18,7 +18,8 @@ import {
   text,
 } from '../kernel/index.js';
 import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
-import { emitEvent, requireScope } from '../platform/index.js';
+import { emitEvent } from '../outbox/index.js';
+import { requireScope } from '../platform/index.js';
 import * as repo from './content.repository.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 

@@ -29,11 +29,12 @@ import {
   text,
 } from '../kernel/index.js';
 import { requireRole, requireView, requireVisible } from '../members/index.js';
-import { emitEvent, requireScope } from '../platform/index.js';
+import { emitEvent } from '../outbox/index.js';
+import { requireScope } from '../platform/index.js';
 import * as repo from './events.repository.js';
 import {
   EVENT_LIST_STATUSES,
-  EVENT_TYPES,
+  EVENT_FORMATS,
   type EventListStatus,
   type EventRegistration,
   type TribeEvent,
@@ -65,7 +66,7 @@ const createInput = z
   .object({
     title: text({ max: 200, min: 1, trim: true, required: 'title is required' }),
     description: text({ max: 10_000 }).nullish(),
-    eventType: z.enum(EVENT_TYPES, { error: 'event_type must be online or in_person' }),
+    eventType: z.enum(EVENT_FORMATS, { error: 'event_type must be online or in_person' }),
     location: text({ max: 500, trim: true }).nullish(),
     startsAt: isoDateTime('starts_at'),
     endsAt: isoDateTime('ends_at'),

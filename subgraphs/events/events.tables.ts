@@ -1,12 +1,12 @@
 import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
-/** Calendar events of a tribe (`tribe_events`: the table `events` is the transactional outbox). */
+/** Calendar events of a tribe (`tribe_events`). */
 export const tribeEvents = pgTable('tribe_events', {
   id: uuid('id').primaryKey().defaultRandom(),
   communityId: uuid('community_id').notNull(),
   title: text('title').notNull(),
   description: text('description').notNull().default(''),
-  eventType: text('event_type').$type<EventType>().notNull().default('online'),
+  eventType: text('event_type').$type<EventFormat>().notNull().default('online'),
   location: text('location'),
   startsAt: timestamp('starts_at', { withTimezone: true }).notNull(),
   endsAt: timestamp('ends_at', { withTimezone: true }).notNull(),
@@ -20,8 +20,9 @@ export const tribeEvents = pgTable('tribe_events', {
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
-export const EVENT_TYPES = ['online', 'in_person'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** How an event is held (the API's `event_type`). */
+export const EVENT_FORMATS = ['online', 'in_person'] as const;
+export type EventFormat = (typeof EVENT_FORMATS)[number];
 export type TribeEvent = typeof tribeEvents.$inferSelect;
 
 /**

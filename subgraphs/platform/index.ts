@@ -1,5 +1,3 @@
-export { emitEvent, events, isSubscribable, SUBSCRIBABLE_EVENTS } from './outbox.js';
-export type { EventType } from './outbox.js';
 export { SCOPES, requireScope } from './api-keys.access.js';
 export type { Scope } from './api-keys.access.js';
 export {

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
-import { isSubscribable } from '../platform/index.js';
+import { isSubscribable, lockUnprocessedEvents, markEventsProcessed } from '../outbox/index.js';
 import { signatureHeader } from './signer.js';
 import { AddressPolicy, BlockedError, type Resolver } from './ssrf.js';
 import * as repo from './webhooks.repository.js';
@@ -313,7 +313,7 @@ export async function fanOut(app: AppDeps): Promise<number> {
   let created = 0;
   for (;;) {
     const { locked, inserted } = await app.database.db.transaction(async (tx) => {
-      const events = await repo.lockUnprocessedEvents(tx, FANOUT_CHUNK);
+      const events = await lockUnprocessedEvents(tx, FANOUT_CHUNK);
       if (events.length === 0) return { locked: 0, inserted: 0 };
       const communityIds = [...new Set(events.map((e) => e.communityId).filter((id): id is string => !!id))];
       const byTribe = new Map<string, Array<Pick<WebhookEndpoint, 'id' | 'communityId' | 'events'>>>();
@@ -345,7 +345,7 @@ export async function fanOut(app: AppDeps): Promise<number> {
       );
       let n = 0;
       for (let i = 0; i < rows.length; i += 1000) n += await repo.insertDeliveries(tx, rows.slice(i, i + 1000));
-      await repo.markEventsProcessed(tx, events.map((e) => e.id), now);
+      await markEventsProcessed(tx, events.map((e) => e.id), now);
       return { locked: events.length, inserted: n };
     });
     created += inserted;

@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
-import { events } from '../platform/index.js';
 import { webhookDeliveries, webhookEndpoints, type WebhookDelivery, type WebhookEndpoint } from './webhooks.tables.js';
 
 // ---- endpoints ----
@@ -91,37 +90,7 @@ export async function requeueFailed(db: Executor, id: string, at: Date): Promise
 
 // ---- fan-out ----
 
-/** An outbox row waiting for fan-out. */
-export interface OutboxEvent {
-  id: string;
-  communityId: string | null;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-}
-
 const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
-const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
-
-/**
- * Locks up to `limit` unprocessed outbox events, oldest first, skipping rows another worker holds.
- * Call inside the transaction that also inserts their deliveries and marks them processed.
- */
-export async function lockUnprocessedEvents(tx: Executor, limit: number): Promise<OutboxEvent[]> {
-  const result = await tx.execute(sql`
-    select id, community_id, type, data, created_at from events
-     where processed_at is null
-     order by created_at, id
-     limit ${limit}
-     for update skip locked`);
-  return rowsOf(result).map((r) => ({
-    id: String(r.id),
-    communityId: r.community_id == null ? null : String(r.community_id),
-    type: String(r.type),
-    data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
-    createdAt: asDate(r.created_at),
-  }));
-}
 
 /** Enabled endpoints of these tribes, with what they subscribe to. */
 export async function enabledEndpointsOf(
@@ -140,11 +109,6 @@ export async function insertDeliveries(tx: Executor, rows: (typeof webhookDelive
   if (rows.length === 0) return 0;
   const inserted = await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id });
   return inserted.length;
-}
-
-export async function markEventsProcessed(tx: Executor, ids: string[], at: Date): Promise<void> {
-  if (ids.length === 0) return;
-  await tx.update(events).set({ processedAt: at }).where(inArray(events.id, ids));
 }
 
 // ---- drain ----

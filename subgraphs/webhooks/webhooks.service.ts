@@ -14,7 +14,7 @@ import {
   text,
 } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
-import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../platform/index.js';
+import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../outbox/index.js';
 import { abortEndpointAttempts, policyOf, sendPing, type AttemptResult } from './delivery.js';
 import { generateSecret } from './signer.js';
 import { BlockedError } from './ssrf.js';

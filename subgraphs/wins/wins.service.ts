@@ -12,7 +12,7 @@ import {
   text,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
-import { emitEvent } from '../platform/index.js';
+import { emitEvent } from '../outbox/index.js';
 import * as repo from './wins.repository.js';
 import { WIN_STATUSES, type Win } from './wins.tables.js';
 

@@ -126,7 +126,7 @@ describePg('database down', () => {
     // Nothing half-written: each created post exists; posts and their post.created events match one to one.
     const ids = [...created, ...again].map((o) => (o.surface === 'resource' ? o.body.data.id : o.body.data.createPost.id));
     const posts = (await direct.query('select id from posts where community_id = $1', [tribe.id])).rows.map((r) => r.id as string);
-    const events = (await direct.query("select data->>'postId' as id from events where community_id = $1 and type = 'post.created'", [tribe.id])).rows.map((r) => r.id as string);
+    const events = (await direct.query("select data->>'postId' as id from outbox_events where community_id = $1 and type = 'post.created'", [tribe.id])).rows.map((r) => r.id as string);
     expect(posts).toEqual(expect.arrayContaining(ids));
     expect([...events].sort()).toEqual([...posts].sort());
   });

@@ -175,7 +175,7 @@ describePg('SIGTERM during load', () => {
     await db.connect();
     try {
       const posts = (await db.query('select id from posts where community_id = $1 order by id', [tribe.id])).rows.map((r) => r.id);
-      const events = (await db.query("select data->>'postId' as id from events where community_id = $1 and type = 'post.created' order by 1", [tribe.id])).rows.map((r) => r.id);
+      const events = (await db.query("select data->>'postId' as id from outbox_events where community_id = $1 and type = 'post.created' order by 1", [tribe.id])).rows.map((r) => r.id);
       expect(posts).toEqual(answered);
       expect(events).toEqual(answered);
     } finally {

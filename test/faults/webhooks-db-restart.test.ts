@@ -90,7 +90,7 @@ const ANSWER_AFTER_MS = 200;
     const events = await sqlRows<{ total: number; unprocessed: number }>(
       t,
       sql`select count(*)::int as total, count(*) filter (where processed_at is null)::int as unprocessed
-            from events where community_id = ${tribe.id} and type = 'post.created'`,
+            from outbox_events where community_id = ${tribe.id} and type = 'post.created'`,
     );
     expect(events).toEqual([{ total: EVENTS, unprocessed: 0 }]);
     const rows = await sqlRows<{ id: string; event_id: string; status: string; attempts: number }>(

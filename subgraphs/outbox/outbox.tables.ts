@@ -1,0 +1,33 @@
+import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/** The transactional outbox: one row per event, written in the transaction of the change it announces. */
+export const outboxEvents = pgTable('outbox_events', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  communityId: uuid('community_id'),
+  type: text('type').notNull(),
+  data: jsonb('data').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  processedAt: timestamp('processed_at', { withTimezone: true }),
+});
+
+/** Event names the outbox records; every one of them is a webhook event a tribe's endpoint can subscribe to. */
+export const SUBSCRIBABLE_EVENTS = [
+  'member.joined',
+  'member.left',
+  'member.removed',
+  'order.paid',
+  'post.created',
+  'win.approved',
+  'event.created',
+] as const;
+/** The name of an outbox event (`member.joined`, `order.paid`, ...): the webhook body's `type`. */
+export type OutboxEventType = (typeof SUBSCRIBABLE_EVENTS)[number];
+
+/** An outbox row waiting for fan-out. */
+export interface OutboxEvent {
+  id: string;
+  communityId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
