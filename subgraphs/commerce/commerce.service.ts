@@ -4,8 +4,8 @@ import {
   toPlatformPage,
   type PlatformPage,
   idLoader,
+  requireScope,
 } from '../kernel/index.js';
-import { requireScope } from '../platform/index.js';
 import * as repo from './commerce.repository.js';
 import type { Order } from './commerce.tables.js';
 

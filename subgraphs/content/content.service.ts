@@ -16,10 +16,10 @@ import {
   type PlatformPage,
   idLoader,
   text,
+  requireScope,
 } from '../kernel/index.js';
 import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { requireScope } from '../platform/index.js';
 import * as repo from './content.repository.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 

@@ -27,10 +27,10 @@ import {
   countLoader,
   viewerLoader,
   text,
+  requireScope,
 } from '../kernel/index.js';
 import { requireRole, requireView, requireVisible } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { requireScope } from '../platform/index.js';
 import * as repo from './events.repository.js';
 import {
   EVENT_LIST_STATUSES,

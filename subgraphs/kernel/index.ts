@@ -5,6 +5,8 @@ export * from './validate.js';
 export { loadConfig, ConfigError } from './config.js';
 export type { AppConfig } from './config.js';
 export * from './tokens.js';
+export { SCOPES, requireScope } from './scopes.js';
+export type { Scope } from './scopes.js';
 export { countLoader, idLoader, viewerLoader } from './loaders.js';
 export { characterCount, describeTextProblem, fieldOf, findBadText, text, textProblem } from './text.js';
 export type { TextFinding, TextOptions, TextProblem } from './text.js';

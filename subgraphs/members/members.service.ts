@@ -23,9 +23,9 @@ import {
   type PlatformPage,
   idLoader,
   text,
+  requireScope,
 } from '../kernel/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { requireScope } from '../platform/index.js';
 import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
 import * as repo from './members.repository.js';
 import { ROLES, type Member } from './members.tables.js';

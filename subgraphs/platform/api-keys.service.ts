@@ -7,12 +7,14 @@ import {
   isUuid,
   notFound,
   randomToken,
+  SCOPES,
+  type Scope,
+  requireScope,
   requireUser,
   sha256,
   unauthorized,
 } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
-import { SCOPES, requireScope, type Scope } from './api-keys.access.js';
 import * as repo from './api-keys.repository.js';
 import type { ApiKeyRecord } from './api-keys.repository.js';
 

@@ -1,5 +1,3 @@
-export { SCOPES, requireScope } from './api-keys.access.js';
-export type { Scope } from './api-keys.access.js';
 export {
   API_KEY_PATTERN,
   authenticateApiKey,

@@ -1,4 +1,5 @@
-import { type RequestContext, forbidden, unauthorized } from '../kernel/index.js';
+import type { RequestContext } from './context.js';
+import { forbidden, unauthorized } from './errors.js';
 
 /** Every valid scope (spec 2.3). `community:read` is reserved: no endpoint requires it. */
 export const SCOPES = ['members:read', 'posts:read', 'events:read', 'orders:read', 'community:read'] as const;
