@@ -1,5 +1,10 @@
 import { pino, type Logger } from 'pino';
 import { migrate, openDatabase } from '../db/src/index.js';
+import { fulfilChallengeOrder } from '../subgraphs/challenges/index.js';
+import { manualCheckout } from '../subgraphs/commerce/index.js';
+import { fulfilCourseOrder } from '../subgraphs/courses/index.js';
+import { fulfilEventOrder } from '../subgraphs/events/index.js';
+import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
 import { attachWebhooks, closeWebhooks, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
@@ -27,7 +32,16 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
   try {
     const applied = await migrate(database);
     if (applied.length) log.info({ applied }, 'migrations applied');
-    const deps: AppDeps = { database, config, clock: options.clock ?? systemClock, log };
+    const deps: AppDeps = {
+      database,
+      config,
+      clock: options.clock ?? systemClock,
+      log,
+      checkout: manualCheckout,
+      fulfilments: { course: fulfilCourseOrder, challenge: fulfilChallengeOrder, event: fulfilEventOrder },
+      idpKey: idpKeySource(config.idp),
+      apiKeyUses: new Map(),
+    };
     attachWebhooks(deps, options.webhooks);
     return {
       deps,

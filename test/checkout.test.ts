@@ -75,7 +75,7 @@ describe('checkout', () => {
 
     it('starts a new pending order once the previous one is paid', async () => {
       const s = await pendingCourseOrder();
-      await db().transaction((tx) => markOrderPaid(tx, s.orderId));
+      await db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId));
       const next = await db().transaction((tx) =>
         ensurePendingOrder(tx, { communityId: s.tribe.id, buyerId: s.member.id, itemType: 'course', itemId: s.courseId, amountCents: 4990, currency: 'BRL' }),
       );
@@ -87,10 +87,10 @@ describe('checkout', () => {
   describe('markOrderPaid', () => {
     it('marks the order paid, enrolls the buyer and emits order.paid in one go; a second call changes nothing', async () => {
       const s = await pendingCourseOrder();
-      const first = await db().transaction((tx) => markOrderPaid(tx, s.orderId, new Date('2030-01-01T00:00:00.000Z')));
+      const first = await db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId, new Date('2030-01-01T00:00:00.000Z')));
       expect(first.changed).toBe(true);
       expect(await orderRow(s.orderId)).toEqual({ status: 'paid', paid_at: expect.anything(), amount_cents: 4990, currency: 'BRL' });
-      const second = await db().transaction((tx) => markOrderPaid(tx, s.orderId, new Date('2031-01-01T00:00:00.000Z')));
+      const second = await db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId, new Date('2031-01-01T00:00:00.000Z')));
       expect(second).toMatchObject({ changed: false, order: { status: 'paid' } });
       expect(new Date((await orderRow(s.orderId)).paid_at).toISOString()).toBe('2030-01-01T00:00:00.000Z');
       expect(await enrollmentsOf(s.courseId)).toBe(1);
@@ -101,7 +101,7 @@ describe('checkout', () => {
 
     it('lets exactly one of several concurrent calls pay the order', async () => {
       const s = await pendingCourseOrder();
-      const results = await Promise.all(Array.from({ length: 5 }, () => db().transaction((tx) => markOrderPaid(tx, s.orderId))));
+      const results = await Promise.all(Array.from({ length: 5 }, () => db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId))));
       expect(results.filter((r) => r.changed)).toHaveLength(1);
       expect(await eventsOf(t, s.tribe.id, 'order.paid')).toHaveLength(1);
       expect(await enrollmentsOf(s.courseId)).toBe(1);
@@ -111,7 +111,7 @@ describe('checkout', () => {
       const s = await pendingCourseOrder();
       await expect(
         db().transaction(async (tx) => {
-          await markOrderPaid(tx, s.orderId);
+          await markOrderPaid(t.deps, tx, s.orderId);
           throw new Error('provider event rejected later');
         }),
       ).rejects.toThrow('provider event rejected later');
@@ -126,17 +126,17 @@ describe('checkout', () => {
         t,
         sql`insert into orders (community_id, buyer_id, product_type, product_id, amount_cents) values (${s.tribe.id}, ${s.member.id}, 'membership', ${UNKNOWN_ID}, 100) returning id`,
       );
-      await expect(db().transaction((tx) => markOrderPaid(tx, order.id))).rejects.toThrow('no fulfilment');
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, order.id))).rejects.toThrow('no fulfilment');
       expect((await orderRow(order.id)).status).toBe('pending');
       expect(await eventsOf(t, s.tribe.id, 'order.paid')).toEqual([]);
     });
 
     it('answers not_found for unknown or malformed ids and order_not_payable (409) for a failed order', async () => {
-      await expect(db().transaction((tx) => markOrderPaid(tx, UNKNOWN_ID))).rejects.toMatchObject({ code: 'not_found', status: 404 });
-      await expect(db().transaction((tx) => markOrderPaid(tx, 'nope'))).rejects.toMatchObject({ code: 'not_found' });
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, UNKNOWN_ID))).rejects.toMatchObject({ code: 'not_found', status: 404 });
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, 'nope'))).rejects.toMatchObject({ code: 'not_found' });
       const s = await pendingCourseOrder();
       await t.deps.database.db.execute(sql`update orders set status = 'failed' where id = ${s.orderId}`);
-      await expect(db().transaction((tx) => markOrderPaid(tx, s.orderId))).rejects.toMatchObject({ code: 'order_not_payable', status: 409 });
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId))).rejects.toMatchObject({ code: 'order_not_payable', status: 409 });
       expect(await enrollmentsOf(s.courseId)).toBe(0);
     });
   });

@@ -3,9 +3,9 @@ import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
   currencySchema,
+  type FulfilmentHandler,
   startCheckout,
   priceSchema,
-  registerFulfilment,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -238,7 +238,7 @@ export async function enroll(ctx: RequestContext, communityId: string | null | u
   const existing = await viewerEnrollment(ctx, challenge.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };
   if (challenge.accessType === 'paid') {
-    const { order, checkout } = await startCheckout(db, {
+    const { order, checkout } = await startCheckout(ctx.app, {
       communityId: challenge.communityId,
       buyerId: userId,
       itemType: 'challenge',
@@ -329,8 +329,8 @@ export async function checkIn(
   return { checkin: result.checkin, progress: progressOf(challenge, result.enrollment, now) };
 }
 
-// A paid order for a challenge enrolls its buyer; day 1 opens at the payment.
-registerFulfilment('challenge', async (tx, order, paidAt) => {
+/** A paid challenge order enrolls its buyer; day 1 opens at the payment: `AppDeps.fulfilments.challenge`. */
+export const fulfilChallengeOrder: FulfilmentHandler = async (tx, order, paidAt) => {
   if (!order.buyerId || !order.productId) return;
   const [challenge] = await repo.findChallengesByIds(tx, [order.productId]);
   if (!challenge) return;
@@ -343,4 +343,4 @@ registerFulfilment('challenge', async (tx, order, paidAt) => {
     startedAt: paidAt,
     createdAt: paidAt,
   });
-});
+};

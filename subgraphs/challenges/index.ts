@@ -10,6 +10,7 @@ export {
   CHECKIN_XP,
   CHALLENGE_CHECKIN,
   CHALLENGE_COMPLETED,
+  fulfilChallengeOrder,
 } from './challenges.service.js';
 export type {
   Challenge,

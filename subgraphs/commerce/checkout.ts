@@ -1,6 +1,6 @@
-import type { Db, Executor } from '../../db/src/index.js';
+import type { Executor } from '../../db/src/index.js';
 import { findCommunityWith } from '../communities/index.js';
-import { type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
+import { type AppDeps, type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { orderById } from './commerce.service.js';
@@ -50,11 +50,16 @@ export async function ensurePendingOrder(tx: Executor, input: PendingOrderInput)
  */
 export type FulfilmentHandler = (tx: Executor, order: Order, paidAt: Date) => Promise<void>;
 
-const fulfilments = new Map<string, FulfilmentHandler>();
+/** The fulfilment of every item type (`AppDeps.fulfilments`, built by `server/deps.ts` from each domain's handler). */
+export type FulfilmentTable = Readonly<Record<ItemType, FulfilmentHandler>>;
 
-/** Registers the fulfilment of one item type (one handler per type; registering again replaces it). */
-export function registerFulfilment(itemType: ItemType, handler: FulfilmentHandler): void {
-  fulfilments.set(itemType, handler);
+declare module '../kernel/context.js' {
+  interface AppDeps {
+    /** The payment provider new checkouts use (`manualCheckout` unless `server/deps.ts` picks another). */
+    checkout: CheckoutProvider;
+    /** What a paid order grants, per item type: `markOrderPaid` runs it. */
+    fulfilments: FulfilmentTable;
+  }
 }
 
 /**
@@ -62,7 +67,7 @@ export function registerFulfilment(itemType: ItemType, handler: FulfilmentHandle
  * nothing). Idempotent: an order already paid changes nothing and returns `changed: false`. An unknown order
  * is `not_found`; a failed or refunded one is `order_not_payable` (409).
  */
-export async function markOrderPaid(tx: Executor, orderId: string, paidAt: Date = new Date()): Promise<{ order: Order; changed: boolean }> {
+export async function markOrderPaid(app: AppDeps, tx: Executor, orderId: string, paidAt: Date = new Date()): Promise<{ order: Order; changed: boolean }> {
   if (!isUuid(orderId)) throw notFound('Order');
   const paid = await repo.markPaidIfPending(tx, orderId, paidAt);
   if (!paid) {
@@ -71,8 +76,8 @@ export async function markOrderPaid(tx: Executor, orderId: string, paidAt: Date 
     if (existing.status === 'paid') return { order: existing, changed: false };
     throw conflict('order_not_payable', `The order is ${existing.status} and cannot be paid.`);
   }
-  const fulfil = fulfilments.get(paid.productType);
-  if (!fulfil) throw new Error(`no fulfilment is registered for orders of ${paid.productType}`);
+  const fulfil = Object.hasOwn(app.fulfilments, paid.productType) ? app.fulfilments[paid.productType as ItemType] : undefined;
+  if (!fulfil) throw new Error(`no fulfilment is configured for orders of ${paid.productType}`);
   await fulfil(tx, paid, paidAt);
   const community = await findCommunityWith(tx, paid.communityId);
   await emitEvent(tx, paid.communityId, 'order.paid', {
@@ -111,23 +116,13 @@ export const manualCheckout: CheckoutProvider = {
   checkout: async () => ({ provider: 'manual' }),
 };
 
-let provider: CheckoutProvider = manualCheckout;
-
-/** The provider new checkouts use (`manual` unless another was installed). */
-export const checkoutProvider = (): CheckoutProvider => provider;
-
 /**
  * The buyer's pending order for a paid item (the same one on every call) and what the provider's checkout
  * needs: what enroll and register answer before payment.
  */
-export async function startCheckout(db: Db, input: PendingOrderInput): Promise<{ order: Order; checkout: CheckoutInfo }> {
-  const { order } = await db.transaction((tx) => ensurePendingOrder(tx, input));
-  return { order, checkout: await provider.checkout(order) };
-}
-
-/** Installs the provider new checkouts use (at start-up). */
-export function useCheckoutProvider(next: CheckoutProvider): void {
-  provider = next;
+export async function startCheckout(app: AppDeps, input: PendingOrderInput): Promise<{ order: Order; checkout: CheckoutInfo }> {
+  const { order } = await app.database.db.transaction((tx) => ensurePendingOrder(tx, input));
+  return { order, checkout: await app.checkout.checkout(order) };
 }
 
 /**
@@ -143,6 +138,6 @@ export async function markOrderPaidManually(ctx: RequestContext, orderId: string
 
 /** Marks an order paid now, in its own transaction; the caller has checked who may. */
 export async function payNow(ctx: RequestContext, found: Order): Promise<Order> {
-  const { order } = await ctx.app.database.db.transaction((tx) => markOrderPaid(tx, found.id, ctx.app.clock()));
+  const { order } = await ctx.app.database.db.transaction((tx) => markOrderPaid(ctx.app, tx, found.id, ctx.app.clock()));
   return order;
 }

@@ -4,14 +4,11 @@ export { ORDER_STATUSES } from './commerce.tables.js';
 export {
   ensurePendingOrder,
   startCheckout,
-  registerFulfilment,
   markOrderPaid,
   markOrderPaidManually,
-  checkoutProvider,
-  useCheckoutProvider,
   manualCheckout,
 } from './checkout.js';
-export type { ItemType, PendingOrderInput, FulfilmentHandler, CheckoutInfo, CheckoutProvider } from './checkout.js';
+export type { ItemType, PendingOrderInput, FulfilmentHandler, FulfilmentTable, CheckoutInfo, CheckoutProvider } from './checkout.js';
 export { toCents, fromCents, priceSchema, currencySchema, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';
 export { receiveStripeEvent, markTribeOrderPaid, STRIPE_PAYING_EVENTS } from './payments.service.js';
 export type { WebhookReceipt } from './payments.service.js';

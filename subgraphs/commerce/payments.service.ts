@@ -106,7 +106,7 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
       const first = await repo.recordProviderEvent(tx, { provider: 'stripe', eventId: event.id, eventType: event.type, orderId: order.id, receivedAt: now });
       if (!first) return; // a replay: processed before, nothing changes
       checkAmount(order, object);
-      await markOrderPaid(tx, order.id, now);
+      await markOrderPaid(app, tx, order.id, now);
     });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'not_found') throw unknownOrder();

@@ -5,9 +5,9 @@ import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
   currencySchema,
+  type FulfilmentHandler,
   startCheckout,
   priceSchema,
-  registerFulfilment,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -232,7 +232,7 @@ export async function enroll(ctx: RequestContext, communityId: string | null | u
   const existing = await viewerEnrollment(ctx, course.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };
   if (course.accessType === 'paid') {
-    const { order, checkout } = await startCheckout(db, {
+    const { order, checkout } = await startCheckout(ctx.app, {
       communityId: course.communityId,
       buyerId: userId,
       itemType: 'course',
@@ -335,8 +335,8 @@ export async function completeLesson(
   return progressFrom(enrollment, total, done);
 }
 
-// A paid order for a course enrolls its buyer (in the transaction that marks the order paid).
-registerFulfilment('course', async (tx, order, paidAt) => {
+/** A paid course order enrolls its buyer (in the transaction that marks the order paid): `AppDeps.fulfilments.course`. */
+export const fulfilCourseOrder: FulfilmentHandler = async (tx, order, paidAt) => {
   if (!order.buyerId || !order.productId) return;
   const [course] = await repo.findCoursesByIds(tx, [order.productId]);
   if (!course) return;
@@ -349,4 +349,4 @@ registerFulfilment('course', async (tx, order, paidAt) => {
     enrolledAt: paidAt,
     lastAccessedAt: paidAt,
   });
-});
+};

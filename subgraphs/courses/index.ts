@@ -9,5 +9,6 @@ export {
   completeLesson,
   courseById,
   COURSE_COMPLETED,
+  fulfilCourseOrder,
 } from './courses.service.js';
 export type { Course, CourseEnrollment, CourseModule, Lesson, CourseProgress, EnrollResult } from './courses.service.js';

@@ -4,9 +4,9 @@ import {
   type CheckoutInfo,
   DEFAULT_CURRENCY,
   currencySchema,
+  type FulfilmentHandler,
   startCheckout,
   priceSchema,
-  registerFulfilment,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -235,7 +235,7 @@ export async function register(ctx: RequestContext, communityId: string | null |
   if (event.priceCents > 0) {
     // No order for a full event. A pending order holds no seat: the seat is taken when the payment arrives.
     if ((await spotsLeft(ctx, event)) === 0) throw eventFull();
-    const { order, checkout } = await startCheckout(db, {
+    const { order, checkout } = await startCheckout(ctx.app, {
       communityId: event.communityId,
       buyerId: userId,
       itemType: 'event',
@@ -281,10 +281,12 @@ export async function checkIn(
 export const eventOfRegistration = (ctx: RequestContext, r: EventRegistration): Promise<TribeEvent | null> =>
   eventLoader(ctx).load(r.eventId);
 
-// A paid order for an event registers its buyer, in the transaction that marks the order paid. The seat is
-// checked again under the event's lock: when the event filled up while the buyer was paying, the order stays
-// paid and the registration is `refund_required` (no seat, no check-in) for the tribe's staff to refund.
-registerFulfilment('event', async (tx, order, paidAt) => {
+/**
+ * A paid event order registers its buyer, in the transaction that marks the order paid (`AppDeps.fulfilments.event`).
+ * The seat is checked again under the event's lock: when the event filled up while the buyer was paying, the order
+ * stays paid and the registration is `refund_required` (no seat, no check-in) for the tribe's staff to refund.
+ */
+export const fulfilEventOrder: FulfilmentHandler = async (tx, order, paidAt) => {
   if (!order.buyerId || !order.productId) return;
   const claim = await claimSeat(tx, order.productId, order.buyerId, order.id, paidAt);
   if (!claim || !('full' in claim)) return;
@@ -298,4 +300,4 @@ registerFulfilment('event', async (tx, order, paidAt) => {
     orderId: order.id,
     createdAt: paidAt,
   });
-});
+};

@@ -5,6 +5,7 @@ type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import {
+  type AppConfig,
   type AppDeps,
   type RequestContext,
   DomainError,
@@ -199,18 +200,23 @@ export async function verifyAccessToken(app: AppDeps, token: string): Promise<st
 
 // ---- identity-provider sessions (`__session`) ----
 
-const idpKeys = new WeakMap<AppDeps, Promise<KeyLike | JWTVerifyGetKey | null>>();
+/** The identity provider's verification key (null when none is configured), loaded on first use and kept. */
+export type IdpKeySource = () => Promise<KeyLike | JWTVerifyGetKey | null>;
 
-function idpKey(app: AppDeps): Promise<KeyLike | JWTVerifyGetKey | null> {
-  let key = idpKeys.get(app);
-  if (!key) {
-    const { publicKeyPem, jwksUrl } = app.config.idp;
-    key = publicKeyPem
-      ? importPem(publicKeyPem)
-      : Promise.resolve(jwksUrl ? createRemoteJWKSet(new URL(jwksUrl)) : null);
-    idpKeys.set(app, key);
+declare module '../kernel/context.js' {
+  interface AppDeps {
+    /** The identity provider's key for `__session` tokens: `idpKeySource(config.idp)`. */
+    idpKey: IdpKeySource;
   }
-  return key;
+}
+
+/** The key source of `IDP_JWT_PUBLIC_KEY` or `IDP_JWKS_URL`: nothing is read before the first call. */
+export function idpKeySource(idp: AppConfig['idp']): IdpKeySource {
+  let key: Promise<KeyLike | JWTVerifyGetKey | null> | undefined;
+  return () =>
+    (key ??= idp.publicKeyPem
+      ? importPem(idp.publicKeyPem)
+      : Promise.resolve(idp.jwksUrl ? createRemoteJWKSet(new URL(idp.jwksUrl)) : null));
 }
 
 async function importPem(pem: string): Promise<KeyLike> {
@@ -230,7 +236,7 @@ async function importPem(pem: string): Promise<KeyLike> {
  * to a password account is refused (null): the two are never merged.
  */
 export async function resolveIdpToken(app: AppDeps, token: string): Promise<string | null> {
-  const key = await idpKey(app);
+  const key = await app.idpKey();
   if (!key || token.length > 8192) return null;
   let payload: JWTPayload;
   try {

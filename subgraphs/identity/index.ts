@@ -13,7 +13,8 @@ export {
   refreshTokensFor,
   verifyAccessToken,
   resolveIdpToken,
+  idpKeySource,
   getUser,
   ACCESS_TOKEN_TTL_SECONDS,
 } from './identity.service.js';
-export type { User, TokenPair } from './identity.service.js';
+export type { User, TokenPair, IdpKeySource } from './identity.service.js';

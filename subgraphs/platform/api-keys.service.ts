@@ -108,7 +108,15 @@ export async function revokeApiKey(ctx: RequestContext, handle: string, id: stri
   return repo.revoke(db, key.id, ctx.app.clock());
 }
 
-const lastWrites = new WeakMap<AppDeps, Map<string, number>>();
+/** When this process last wrote each key's `lastUsedAt` (epoch ms, by key id). */
+export type ApiKeyUses = Map<string, number>;
+
+declare module '../kernel/context.js' {
+  interface AppDeps {
+    /** The in-process memo of `noteUse`: a new, empty map per app. */
+    apiKeyUses: ApiKeyUses;
+  }
+}
 
 /**
  * Records that a key was used, at most once a minute per key: an in-process memo skips the statement
@@ -116,8 +124,7 @@ const lastWrites = new WeakMap<AppDeps, Map<string, number>>();
  */
 async function noteUse(app: AppDeps, key: repo.LiveKey): Promise<void> {
   const now = app.clock();
-  let written = lastWrites.get(app);
-  if (!written) lastWrites.set(app, (written = new Map()));
+  const written = app.apiKeyUses;
   const last = Math.max(written.get(key.id) ?? -Infinity, key.lastUsedAt?.getTime() ?? -Infinity);
   if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return;
   written.set(key.id, now.getTime());

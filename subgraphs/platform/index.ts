@@ -6,4 +6,4 @@ export {
   revokeApiKey,
   platformMe,
 } from './api-keys.service.js';
-export type { ApiKeyIdentity, ApiKeyRecord, CreatedApiKey } from './api-keys.service.js';
+export type { ApiKeyIdentity, ApiKeyRecord, ApiKeyUses, CreatedApiKey } from './api-keys.service.js';
