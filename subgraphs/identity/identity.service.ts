@@ -4,6 +4,7 @@ import { SignJWT, createRemoteJWKSet, importSPKI, jwtVerify, type JWTPayload, ty
 type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
+import type { Executor } from '../../db/src/index.js';
 import {
   type AppConfig,
   type AppDeps,
@@ -20,7 +21,6 @@ import {
   unauthorized,
   text,
 } from '../kernel/index.js';
-import { joinByInvite } from '../members/index.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
 
@@ -48,8 +48,21 @@ export interface SignupInput {
   inviteCode?: string | null;
 }
 
-/** Creates a user (and, with an invite code, their membership) and opens a session. */
-export async function signup(app: AppDeps, raw: unknown): Promise<{ user: User; sessionToken: string }> {
+/**
+ * Runs inside the transaction that creates a user, with the new user's id and the parsed sign-up input: what
+ * else signing up does (joining a tribe with `inviteCode`). Throwing rolls the user back.
+ */
+export type WithNewUser = (tx: Executor, userId: string, input: SignupInput) => Promise<void>;
+
+/**
+ * Creates a user and opens a session. `withNewUser` runs in the user's creation transaction (the sign-up use
+ * case of `onboarding/` joins the invite's tribe there).
+ */
+export async function createAccount(
+  app: AppDeps,
+  raw: unknown,
+  withNewUser?: WithNewUser,
+): Promise<{ user: User; sessionToken: string }> {
   const input = parseInput(signupInput, raw);
   if (!email.safeParse(input.email).success) throw invalid('invalid_email', 'email is not a valid address.');
   if (input.password.length < 10) throw invalid('weak_password', 'password must have at least 10 characters.');
@@ -66,7 +79,7 @@ export async function signup(app: AppDeps, raw: unknown): Promise<{ user: User; 
         displayName: input.displayName,
         passwordHash,
       });
-      if (input.inviteCode) await joinByInvite(app, tx, created.id, input.inviteCode);
+      await withNewUser?.(tx, created.id, input);
       return created;
     });
     return { user, sessionToken: await openSession(app, user.id) };

@@ -1,5 +1,5 @@
 export {
-  signup,
+  createAccount,
   checkPassword,
   openSession,
   resolveSession,
@@ -17,4 +17,4 @@ export {
   getUser,
   ACCESS_TOKEN_TTL_SECONDS,
 } from './identity.service.js';
-export type { User, TokenPair, IdpKeySource } from './identity.service.js';
+export type { User, TokenPair, SignupInput, WithNewUser, IdpKeySource } from './identity.service.js';

@@ -46,7 +46,7 @@ async function join(tx: Executor, communityId: string, handle: string, userId: s
   return (await repo.find(tx, communityId, userId))!;
 }
 
-/** Joins the tribe an invite code belongs to, inside the caller's transaction (signup). */
+/** Joins the tribe an invite code belongs to, inside the caller's transaction (sign-up: `onboarding/`). */
 export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, code: string): Promise<Member> {
   const invite = code.length <= 64 ? await repo.findLiveInvite(tx, code) : undefined;
   if (!invite) throw invalid('invalid_invite', 'The invite code is unknown or revoked.');

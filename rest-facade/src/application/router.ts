@@ -2,6 +2,7 @@ import express, { Router, type ErrorRequestHandler } from 'express';
 import type { Executor } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import * as onboarding from '../../../subgraphs/onboarding/index.js';
 import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
 import { toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
@@ -33,7 +34,7 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
   const signedIn = requireCaller('Sign in first.');
 
   r.post('/auth/signup', handle(async (req, res) => {
-    const { user, sessionToken } = await identity.signup(app, objectBody(req));
+    const { user, sessionToken } = await onboarding.signup(app, objectBody(req));
     res.cookie(SESSION_COOKIE, sessionToken, sessionCookie(app)).status(201).json({ user: userBody(user) });
   }));
   r.post('/auth/login', handle(async (req, res) => {
