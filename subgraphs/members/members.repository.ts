@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
-import { communityInvites, members, type Member, type Role } from './members.tables.js';
+import { communityInvites, members, xpAwards, type Member, type Role } from './members.tables.js';
 
 /** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
 export async function insertIfAbsent(db: Executor, communityId: string, userId: string, role: Role): Promise<Member | undefined> {
@@ -103,4 +103,31 @@ export async function findLiveInvite(db: Executor, code: string) {
     .where(and(eq(communityInvites.code, code), isNull(communityInvites.revokedAt)))
     .limit(1);
   return row;
+}
+
+// ---- XP ----
+
+const membership = (communityId: string, userId: string) => and(eq(members.communityId, communityId), eq(members.userId, userId));
+
+/** Locks the membership row (`FOR UPDATE`) until the transaction ends; false when the user is not a member. */
+export async function lockMembership(tx: Executor, communityId: string, userId: string): Promise<boolean> {
+  const [row] = await tx.select({ userId: members.userId }).from(members).where(membership(communityId, userId)).for('update');
+  return !!row;
+}
+
+/** Records an XP award unless one with its `sourceKey` exists; true when it was recorded. */
+export async function insertXpAwardIfNew(tx: Executor, award: typeof xpAwards.$inferInsert): Promise<boolean> {
+  const inserted = await tx.insert(xpAwards).values(award).onConflictDoNothing({ target: xpAwards.sourceKey }).returning({ id: xpAwards.id });
+  return inserted.length > 0;
+}
+
+/** Adds `amount` to the member's XP and sets the level of the new total (level = floor(sqrt(xp / 100)) + 1). */
+export async function addXp(tx: Executor, communityId: string, userId: string, amount: number): Promise<void> {
+  await tx
+    .update(members)
+    .set({
+      xp: sql`${members.xp} + ${amount}`,
+      level: sql`floor(sqrt((${members.xp} + ${amount}) / 100.0))::int + 1`,
+    })
+    .where(membership(communityId, userId));
 }

@@ -18,6 +18,17 @@ export const communityInvites = pgTable('community_invites', {
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });
 
+/** XP awarded to members, one row per award (`source_key` is unique: an award is never counted twice). */
+export const xpAwards = pgTable('xp_awards', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  communityId: uuid('community_id').notNull(),
+  userId: uuid('user_id').notNull(),
+  amount: integer('amount').notNull(),
+  source: text('source').notNull(),
+  sourceKey: text('source_key').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
 export const ROLES = ['owner', 'admin', 'moderator', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 export type Member = typeof members.$inferSelect;

@@ -1,17 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
-import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/src/index.js';
-import { members } from './members.tables.js';
-
-export const xpAwards = pgTable('xp_awards', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  communityId: uuid('community_id').notNull(),
-  userId: uuid('user_id').notNull(),
-  amount: integer('amount').notNull(),
-  source: text('source').notNull(),
-  sourceKey: text('source_key').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+import * as repo from './members.repository.js';
 
 /**
  * The level curve: level = floor(sqrt(xp / 100)) + 1, so level 2 starts at 100 XP, 3 at 400, 4 at 900,
@@ -39,17 +27,8 @@ export interface XpAward {
  */
 export async function awardXp(tx: Executor, award: XpAward): Promise<boolean> {
   if (!Number.isInteger(award.amount) || award.amount <= 0) return false;
-  const member = and(eq(members.communityId, award.communityId), eq(members.userId, award.userId));
-  const [current] = await tx.select({ userId: members.userId }).from(members).where(member).for('update');
-  if (!current) return false;
-  const inserted = await tx.insert(xpAwards).values(award).onConflictDoNothing({ target: xpAwards.sourceKey }).returning({ id: xpAwards.id });
-  if (inserted.length === 0) return false;
-  await tx
-    .update(members)
-    .set({
-      xp: sql`${members.xp} + ${award.amount}`,
-      level: sql`floor(sqrt((${members.xp} + ${award.amount}) / 100.0))::int + 1`,
-    })
-    .where(member);
+  if (!(await repo.lockMembership(tx, award.communityId, award.userId))) return false;
+  if (!(await repo.insertXpAwardIfNew(tx, award))) return false;
+  await repo.addXp(tx, award.communityId, award.userId, award.amount);
   return true;
 }
