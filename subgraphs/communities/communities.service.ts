@@ -1,25 +1,22 @@
 import { z } from 'zod';
-import type { Executor } from '../../db/src/index.js';
 import { addOwner, requireRole } from '../members/index.js';
 import {
   type RequestContext,
   conflict,
   invalid,
   isUniqueViolation,
-  isUuid,
   notFound,
   paging,
   parseInput,
   requireUser,
   toPage,
   type Page,
-  idLoader,
   text,
 } from '../kernel/index.js';
-import * as repo from './communities.repository.js';
-import type { Community } from './communities.tables.js';
+import { type Community, getCommunity, refreshCommunity, tribeRecords as repo } from '../tribes/index.js';
 
-export type { Community } from './communities.tables.js';
+export type { Community } from '../tribes/index.js';
+export { findCommunity, getCommunity, getCommunityByHandle } from '../tribes/index.js';
 
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 const fields = {
@@ -47,34 +44,6 @@ const updateInput = z.object({
   isPublic: fields.isPublic.optional(),
   category: fields.category.optional(),
 });
-
-const byIdLoader = (ctx: RequestContext) =>
-  idLoader<Community>(ctx, 'communities.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
-
-/** A community by id (batched per request), or null. */
-export const findCommunity = (ctx: RequestContext, id: string): Promise<Community | null> => byIdLoader(ctx).load(id);
-
-/** A community by id, or `not_found`. Tribe metadata is visible to everyone; content is not. */
-export async function getCommunity(ctx: RequestContext, id: string): Promise<Community> {
-  const community = await findCommunity(ctx, id);
-  if (!community) throw notFound('Community');
-  return community;
-}
-
-/** A community read through `db` (for example inside a transaction) outside any request; null when missing. */
-export async function findCommunityWith(db: Executor, id: string): Promise<Community | null> {
-  if (!isUuid(id)) return null;
-  const [row] = await repo.findByIds(db, [id]);
-  return row ?? null;
-}
-
-/** A community by handle (case-insensitive), or `not_found`. */
-export async function getCommunityByHandle(ctx: RequestContext, handle: string): Promise<Community> {
-  const community = typeof handle === 'string' && handle.length <= 64 ? await repo.findByHandle(ctx.app.database.db, handle) : undefined;
-  if (!community) throw notFound('Community');
-  byIdLoader(ctx).prime(community.id, community);
-  return community;
-}
 
 /** Communities, newest first, optionally filtered by name. */
 export async function listCommunities(
@@ -120,7 +89,7 @@ export async function updateCommunity(ctx: RequestContext, id: string, raw: unkn
   try {
     const updated = await repo.update(ctx.app.database.db, community.id, patch);
     if (!updated) throw notFound('Community');
-    byIdLoader(ctx).clear(id).prime(id, updated);
+    refreshCommunity(ctx, id, updated);
     return updated;
   } catch (error) {
     if (isUniqueViolation(error, 'communities_handle_key')) throw conflict('handle_taken', 'That handle is taken.');
@@ -133,6 +102,6 @@ export async function deleteCommunity(ctx: RequestContext, id: string): Promise<
   const community = await getCommunity(ctx, id);
   await requireRole(ctx, community.id, 'owner');
   await repo.remove(ctx.app.database.db, community.id);
-  byIdLoader(ctx).clear(id);
+  refreshCommunity(ctx, id);
   return true;
 }

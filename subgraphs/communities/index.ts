@@ -1,8 +1,5 @@
+export { findCommunity, findCommunityWith, getCommunity, getCommunityByHandle } from '../tribes/index.js';
 export {
-  findCommunity,
-  findCommunityWith,
-  getCommunity,
-  getCommunityByHandle,
   listCommunities,
   createCommunity,
   updateCommunity,

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { getCommunity } from '../communities/index.js';
+import { getCommunity } from '../tribes/index.js';
 import { type RequestContext, forbidden, notFound, requestScoped, unauthorized } from '../kernel/index.js';
 import * as repo from './members.repository.js';
 import type { Role } from './members.tables.js';

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
-import { getCommunity, getCommunityByHandle } from '../communities/index.js';
+import { getCommunity, getCommunityByHandle } from '../tribes/index.js';
 import { findUserByUsername, searchUserIds } from '../identity/index.js';
 import {
   type AppDeps,

@@ -1,5 +1,6 @@
 import { boolean, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
+/** Tribes (communities): the record every other domain refers to by `community_id`. */
 export const communities = pgTable('communities', {
   id: uuid('id').primaryKey().defaultRandom(),
   handle: text('handle').notNull(),

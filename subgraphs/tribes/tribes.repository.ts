@@ -1,6 +1,6 @@
 import { desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
-import { communities, type Community } from './communities.tables.js';
+import { communities, type Community } from './tribes.tables.js';
 
 export async function insertCommunity(db: Executor, values: typeof communities.$inferInsert): Promise<Community> {
   const [row] = await db.insert(communities).values(values).returning();

@@ -1,0 +1,40 @@
+import type { Executor } from '../../db/src/index.js';
+import { type RequestContext, idLoader, isUuid, notFound } from '../kernel/index.js';
+import * as repo from './tribes.repository.js';
+import type { Community } from './tribes.tables.js';
+
+export type { Community } from './tribes.tables.js';
+
+const byIdLoader = (ctx: RequestContext) =>
+  idLoader<Community>(ctx, 'communities.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
+
+/** A community by id (batched per request), or null. */
+export const findCommunity = (ctx: RequestContext, id: string): Promise<Community | null> => byIdLoader(ctx).load(id);
+
+/** A community by id, or `not_found`. Tribe metadata is visible to everyone; content is not. */
+export async function getCommunity(ctx: RequestContext, id: string): Promise<Community> {
+  const community = await findCommunity(ctx, id);
+  if (!community) throw notFound('Community');
+  return community;
+}
+
+/** A community read through `db` (for example inside a transaction) outside any request; null when missing. */
+export async function findCommunityWith(db: Executor, id: string): Promise<Community | null> {
+  if (!isUuid(id)) return null;
+  const [row] = await repo.findByIds(db, [id]);
+  return row ?? null;
+}
+
+/** A community by handle (case-insensitive), or `not_found`. */
+export async function getCommunityByHandle(ctx: RequestContext, handle: string): Promise<Community> {
+  const community = typeof handle === 'string' && handle.length <= 64 ? await repo.findByHandle(ctx.app.database.db, handle) : undefined;
+  if (!community) throw notFound('Community');
+  byIdLoader(ctx).prime(community.id, community);
+  return community;
+}
+
+/** Replaces what this request's lookups return for `id`: the updated row, or nothing (deleted). */
+export function refreshCommunity(ctx: RequestContext, id: string, updated?: Community): void {
+  const loader = byIdLoader(ctx).clear(id);
+  if (updated) loader.prime(id, updated);
+}
