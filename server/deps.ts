@@ -6,7 +6,7 @@ import { fulfilCourseOrder } from '../subgraphs/courses/index.js';
 import { fulfilEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
-import { attachWebhooks, closeWebhooks, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
+import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
 /** What tests and benchmarks may inject into the dependencies; every process of `npm start` takes the defaults. */
 export interface DepsOptions {
@@ -41,8 +41,8 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       fulfilments: { course: fulfilCourseOrder, challenge: fulfilChallengeOrder, event: fulfilEventOrder },
       idpKey: idpKeySource(config.idp),
       apiKeyUses: new Map(),
+      webhooks: createWebhookRuntime(config, options.webhooks),
     };
-    attachWebhooks(deps, options.webhooks);
     return {
       deps,
       async close() {

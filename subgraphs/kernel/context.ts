@@ -22,7 +22,12 @@ export interface ApiKeyCaller {
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
 
-/** Process-wide dependencies, created once at start-up. */
+/**
+ * Process-wide dependencies, built once at start-up by `server/deps.ts` (the only code that knows every part).
+ * These four are every domain's; a domain that needs a part of its own declares it on this interface, beside the
+ * code that uses it (`declare module '../kernel/context.js'`): `webhooks` (subgraphs/webhooks/runtime.ts), `checkout`
+ * and `fulfilments` (commerce/checkout.ts), `idpKey` (identity.service.ts), `apiKeyUses` (platform/api-keys.service.ts).
+ */
 export interface AppDeps {
   database: Database;
   config: AppConfig;

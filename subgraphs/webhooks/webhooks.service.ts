@@ -15,7 +15,8 @@ import {
 } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../outbox/index.js';
-import { abortEndpointAttempts, policyOf, sendPing, type AttemptResult } from './delivery.js';
+import { sendPing, type AttemptResult } from './attempt.js';
+import { abortEndpointAttempts, policyOf } from './runtime.js';
 import { generateSecret } from './signer.js';
 import { BlockedError } from './ssrf.js';
 import * as repo from './webhooks.repository.js';

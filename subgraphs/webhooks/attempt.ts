@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { request } from 'undici';
+import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
+import { EndpointGone, Gate, PER_ORIGIN_CONCURRENCY, ShuttingDown } from './runtime.js';
+import { signatureHeader } from './signer.js';
+import { BlockedError } from './ssrf.js';
+import * as repo from './webhooks.repository.js';
+import type { WebhookDelivery } from './webhooks.tables.js';
+
+/** How much of a receiver's answer is read (then discarded): enough to reuse the connection for small answers. */
+export const RESPONSE_BODY_CAP_BYTES = 16 * 1024;
+
+/** What one attempt produced. `status` is null when no HTTP answer came back. */
+export interface AttemptResult {
+  ok: boolean;
+  status: number | null;
+  timeMs: number;
+  error: string | null;
+  /** Stopped by us (endpoint deleted, process stopping), not by the receiver: not an attempt to count. */
+  interrupted?: boolean;
+}
+
+/** The body of a delivery: `{"id","type","created","data"}`, serialised once and sent as is on every attempt. */
+export const deliveryBody = (id: string, type: string, created: Date, data: Record<string, unknown>): string =>
+  JSON.stringify({ id, type, created: Math.floor(created.getTime() / 1000), data });
+
+/**
+ * POSTs one signed delivery: a fresh `t` per attempt, the whole exchange within the configured timeout,
+ * redirects not followed, the answer read up to a small cap and discarded. Never throws.
+ */
+export async function attempt(
+  app: AppDeps,
+  target: { endpointId: string; url: string; secret: string },
+  delivery: { id: string; event: string; payload: string },
+): Promise<AttemptResult> {
+  const rt = app.webhooks;
+  const timeoutMs = app.config.webhooks.timeoutMs;
+  const controller = new AbortController();
+  let set = rt.inflight.get(target.endpointId);
+  if (!set) rt.inflight.set(target.endpointId, (set = new Set()));
+  set.add(controller);
+  let timer: NodeJS.Timeout | undefined;
+  let gate: Gate | undefined;
+  let origin = '';
+  let entered = false;
+  let started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    // IP literals never reach the dial-time lookup: check them (and the URL's shape) here, every time.
+    const { url } = rt.policy.checkUrlShape(target.url);
+    origin = url.origin;
+    gate = rt.gates.get(origin);
+    if (!gate) rt.gates.set(origin, (gate = new Gate(PER_ORIGIN_CONCURRENCY)));
+    await gate.enter(controller.signal);
+    entered = true;
+    started = performance.now();
+    timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
+    const t = Math.floor(app.clock().getTime() / 1000);
+    const response = await untilAborted(request(url, {
+      method: 'POST',
+      dispatcher: rt.agent,
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'svc-webhooks/1.0',
+        'x-svc-delivery': delivery.id,
+        'x-svc-event': delivery.event,
+        'x-svc-signature': signatureHeader(target.secret, delivery.payload, t),
+      },
+      body: delivery.payload,
+    }), controller.signal);
+    let read = 0;
+    for await (const chunk of response.body) {
+      read += (chunk as Buffer).length;
+      if (read >= RESPONSE_BODY_CAP_BYTES) {
+        response.body.destroy();
+        break;
+      }
+    }
+    const status = response.statusCode;
+    const ok = status >= 200 && status < 300;
+    const error = ok ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    return { ok, status, timeMs: elapsed(), error };
+  } catch (error) {
+    const reason = controller.signal.aborted ? controller.signal.reason : error;
+    const interrupted = reason instanceof EndpointGone || reason instanceof ShuttingDown;
+    return { ok: false, status: null, timeMs: entered ? elapsed() : 0, error: describeFailure(reason, timeoutMs), ...(interrupted ? { interrupted } : {}) };
+  } finally {
+    clearTimeout(timer);
+    if (entered) gate!.leave();
+    if (gate?.idle && rt.gates.get(origin) === gate) rt.gates.delete(origin);
+    set.delete(controller);
+    if (set.size === 0) rt.inflight.delete(target.endpointId);
+  }
+}
+
+/**
+ * Settles as `pending` does, or rejects as soon as `signal` aborts: undici notices an abort during connect and
+ * TLS only at its own (coarse) connect timeout, so a silent server would otherwise hold the attempt longer.
+ */
+function untilAborted<T extends { body: { destroy(): unknown } }>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      pending.then((late) => late.body.destroy(), () => undefined);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+class TimeoutExpired extends Error {
+  constructor(readonly ms: number) {
+    super(`timeout: no complete answer within ${ms} ms`);
+    this.name = 'TimeoutExpired';
+  }
+}
+
+const TLS_CODE = /CERT|SSL|TLS|SIGNATURE|ISSUER|ALTNAME/;
+
+/** A short reason for `lastError`: timeout, connection refused, TLS error, blocked address, and so on. */
+export function describeFailure(error: unknown, timeoutMs: number): string {
+  const chain: Array<{ code?: string; message?: string; name?: string; cause?: unknown; errors?: unknown[] }> = [];
+  for (let e = error as any, i = 0; e && i < 6; e = e.cause, i += 1) {
+    chain.push(e);
+    if (Array.isArray(e.errors)) chain.push(...e.errors);
+  }
+  for (const e of chain) {
+    if (e instanceof TimeoutExpired) return e.message;
+    if (e instanceof EndpointGone) return 'aborted: endpoint deleted';
+    if (e instanceof BlockedError || e.code === 'ERR_SVC_BLOCKED_ADDRESS') return e.message ?? 'blocked address';
+  }
+  for (const e of chain) {
+    const code = e.code ?? '';
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      return `timeout: no complete answer within ${timeoutMs} ms`;
+    }
+    if (code === 'ECONNREFUSED') return 'connection refused';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `DNS lookup failed (${code})`;
+    if (TLS_CODE.test(code)) return `TLS error: ${code}`;
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection closed by the receiver before an answer';
+    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `network unreachable (${code})`;
+  }
+  const first = chain[0];
+  return `network error: ${first?.code ?? first?.name ?? 'unknown'}${first?.message ? ` (${first.message.slice(0, 200)})` : ''}`;
+}
+
+/** Data of the `ping` test event. */
+export const PING_MESSAGE = 'Test delivery from svc: your endpoint is reachable and verifies signatures.';
+
+/**
+ * Sends a `ping` to an endpoint now and logs it as a delivery of one attempt (success or failed; a test is
+ * never retried). Returns the logged delivery, or null if the endpoint was deleted meanwhile.
+ */
+export async function sendPing(
+  app: AppDeps,
+  endpoint: { id: string; communityId: string; url: string; secret: string },
+): Promise<{ delivery: WebhookDelivery | null; result: AttemptResult }> {
+  const id = randomUUID();
+  const createdAt = app.clock();
+  const payload = deliveryBody(id, 'ping', createdAt, { message: PING_MESSAGE });
+  const result = await attempt(app, { endpointId: endpoint.id, url: endpoint.url, secret: endpoint.secret }, { id, event: 'ping', payload });
+  const now = app.clock();
+  try {
+    const delivery = await repo.insertDelivery(app.database.db, {
+      id,
+      endpointId: endpoint.id,
+      communityId: endpoint.communityId,
+      eventId: null,
+      event: 'ping',
+      payload,
+      status: result.ok ? 'success' : 'failed',
+      attempts: 1,
+      responseStatus: result.status,
+      responseTimeMs: result.timeMs,
+      lastError: result.error,
+      nextAttemptAt: null,
+      deliveredAt: result.ok ? now : null,
+      createdAt,
+    });
+    return { delivery, result };
+  } catch (error) {
+    if (isForeignKeyViolation(error)) {
+      return { delivery: null, result }; // the endpoint was deleted while the ping was in flight
+    }
+    throw error;
+  }
+}
