@@ -11,18 +11,36 @@ import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { LocalSubgraphSource } from './local-source.js';
 import { InternalRemoteSource } from './remote-source.js';
 
-/** A GraphQL result as the REST facade reads it. */
-export interface ExecutionResult {
-  data?: Record<string, any> | null;
+/** A GraphQL result as the REST facade reads it: `TData` is the generated result type of the document run. */
+export interface ExecutionResult<TData = Record<string, unknown>> {
+  data?: TData | null;
   errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }>;
 }
 
+/**
+ * A fixed GraphQL document as its exact text (persisted-operation hashes are taken over it), carrying the generated
+ * types of its result and variables (the shape of `DocumentTypeDecoration` of `@graphql-typed-document-node/core`).
+ */
+export type TypedDocumentString<TResult, TVariables> = string & { readonly __apiType?: (variables: TVariables) => TResult };
+
+/**
+ * Variables as the REST facade passes them: every name checked against the document, scalar values typed. An
+ * input object is the client's JSON, passed on unchecked: GraphQL validates it, and its errors become the REST 400s.
+ */
+export type OperationVariables<TVariables> = {
+  [K in keyof TVariables]: NonNullable<TVariables[K]> extends string | number | boolean ? TVariables[K] : unknown;
+};
+
 /** Runs a fixed operation with variables through the gateway on behalf of a caller. */
-export type Executor = (ctx: RequestContext, query: string, variables?: Record<string, unknown>) => Promise<ExecutionResult>;
+export type OperationRunner = <TResult, TVariables>(
+  ctx: RequestContext,
+  document: TypedDocumentString<TResult, TVariables>,
+  variables?: OperationVariables<TVariables>,
+) => Promise<ExecutionResult<TResult>>;
 
 export interface Graph {
   server: ApolloServer<RequestContext>;
-  execute: Executor;
+  execute: OperationRunner;
   stop(): Promise<void>;
 }
 
@@ -62,10 +80,15 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus],
   });
   await server.start();
-  const execute: Executor = async (ctx, query, variables) => {
-    const response = await server.executeOperation({ query, variables }, { contextValue: ctx });
+  const execute: OperationRunner = async <TResult, TVariables>(
+    ctx: RequestContext,
+    query: TypedDocumentString<TResult, TVariables>,
+    variables?: OperationVariables<TVariables>,
+  ) => {
+    const response = await server.executeOperation<Record<string, unknown>>({ query, variables }, { contextValue: ctx });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by the REST facade');
-    return response.body.singleResult as ExecutionResult;
+    // The data has the shape the document selects: the generated result type of that document.
+    return response.body.singleResult as ExecutionResult<TResult>;
   };
   return { server, execute, stop: () => server.stop() };
 }

@@ -1,9 +1,10 @@
 import { ApiKeyDocs } from './application/api-keys.js';
 import { AppDocs } from './application/router.js';
 import { PlatformDocs } from './platform/documents.js';
+import { ChallengeDocs } from './resource/challenges.js';
+import { CourseDocs } from './resource/courses.js';
 import { Docs } from './resource/documents.js';
 import { EventDocs } from './resource/events.js';
-import { LearningDocs } from './resource/learning.js';
 import { WebhookDocs } from './webhooks.documents.js';
 
 const named = (prefix: string, docs: Record<string, string>) =>
@@ -19,6 +20,6 @@ export const REST_DOCUMENTS: Readonly<Record<string, string>> = Object.freeze({
   ...named('platform', PlatformDocs),
   ...named('resource', Docs),
   ...named('events', EventDocs),
-  ...named('learning', LearningDocs),
+  ...named('learning', { ...CourseDocs, ...ChallengeDocs }),
   ...named('webhooks', WebhookDocs),
 });

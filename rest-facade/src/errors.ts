@@ -41,8 +41,8 @@ export function toHttpError(error: unknown): HttpError {
   return new HttpError(500, 'internal_error', 'Internal server error.');
 }
 
-/** The data of a gateway result, or the first error as an `HttpError`. */
-export function unwrap<T = Record<string, any>>(result: ExecutionResult): T {
+/** The data of a gateway result (typed by the document that ran), or the first error as an `HttpError`. */
+export function unwrap<T>(result: ExecutionResult<T>): T {
   const first = result.errors?.[0];
   if (first) {
     const ext = first.extensions ?? {};
@@ -53,7 +53,16 @@ export function unwrap<T = Record<string, any>>(result: ExecutionResult): T {
     if (ext.code === SERVICE_UNAVAILABLE) throw serviceUnavailable();
     throw new HttpError(500, 'internal_error', 'Internal server error.');
   }
-  return result.data as T;
+  return present(result.data);
+}
+
+/**
+ * A value the route needs where the schema allows null (a document's nullable root field, an absent order): a null
+ * there is an unexpected state, answered as any other, 500 `internal_error`.
+ */
+export function present<T>(value: T | null | undefined): T {
+  if (value === null || value === undefined) throw new HttpError(500, 'internal_error', 'Internal server error.');
+  return value;
 }
 
 /**

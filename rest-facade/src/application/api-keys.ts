@@ -1,20 +1,22 @@
 import { Router, type Request } from 'express';
-import type { Executor } from '../../../gateway/src/graph.js';
+import type { OperationRunner, OperationVariables, TypedDocumentString } from '../../../gateway/src/graph.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
+import type { ApiKeysQuery } from '../generated.js';
+import { restDocument } from '../typed-document.js';
 
 const KEY = 'id name keyPrefix scopes lastUsedAt revokedAt createdAt';
 
 /** Fixed GraphQL documents of the API-key control plane. */
 export const ApiKeyDocs = {
-  create: `mutation CreateApiKey($handle: String!, $input: CreateApiKeyInput!) {
-    createApiKey(handle: $handle, input: $input) { id name key keyPrefix scopes } }`,
-  list: `query ApiKeys($handle: String!) { apiKeys(handle: $handle) { keys { ${KEY} } availableScopes } }`,
-  revoke: `mutation RevokeApiKey($handle: String!, $id: ID!) { revokeApiKey(handle: $handle, id: $id) { id revokedAt } }`,
+  create: restDocument(`mutation CreateApiKey($handle: String!, $input: CreateApiKeyInput!) {
+    createApiKey(handle: $handle, input: $input) { id name key keyPrefix scopes } }`),
+  list: restDocument(`query ApiKeys($handle: String!) { apiKeys(handle: $handle) { keys { ${KEY} } availableScopes } }`),
+  revoke: restDocument(`mutation RevokeApiKey($handle: String!, $id: ID!) { revokeApiKey(handle: $handle, id: $id) { id revokedAt } }`),
 } as const;
 
-const keyRecord = (k: Record<string, any>) => ({
+const keyRecord = (k: ApiKeysQuery['apiKeys']['keys'][number]) => ({
   id: k.id,
   name: k.name,
   keyPrefix: k.keyPrefix,
@@ -40,20 +42,21 @@ function createInput(req: Request) {
  * The API-key control plane (spec 4.2): session of the tribe's owner or admin; flat errors. A Platform key does
  * not authenticate here (only the session cookie does). The rules live in the platform service, shared with GraphQL.
  */
-export function apiKeysRouter(app: AppDeps, run: Executor): Router {
+export function apiKeysRouter(app: AppDeps, run: OperationRunner): Router {
   const r = Router();
-  const exec = async (req: Request, doc: string, variables: Record<string, unknown>) => unwrap(await run(contextOf(app, req), doc, variables));
+  const exec = async <R, V>(req: Request, doc: TypedDocumentString<R, V>, variables: OperationVariables<V>) =>
+    unwrap(await run(contextOf(app, req), doc, variables));
 
   r.post('/communities/:handle/api-keys', handle(async (req, res) => {
-    const { createApiKey: k } = await exec(req, ApiKeyDocs.create, { handle: req.params.handle, input: createInput(req) });
+    const { createApiKey: k } = await exec(req, ApiKeyDocs.create, { handle: String(req.params.handle), input: createInput(req) });
     res.status(201).json({ ok: true, id: k.id, name: k.name, key: k.key, keyPrefix: k.keyPrefix, scopes: k.scopes });
   }));
   r.get('/communities/:handle/api-keys', handle(async (req, res) => {
-    const { apiKeys } = await exec(req, ApiKeyDocs.list, { handle: req.params.handle });
+    const { apiKeys } = await exec(req, ApiKeyDocs.list, { handle: String(req.params.handle) });
     res.json({ keys: apiKeys.keys.map(keyRecord), availableScopes: apiKeys.availableScopes });
   }));
   r.delete('/communities/:handle/api-keys/:id', handle(async (req, res) => {
-    const { revokeApiKey: k } = await exec(req, ApiKeyDocs.revoke, { handle: req.params.handle, id: req.params.id });
+    const { revokeApiKey: k } = await exec(req, ApiKeyDocs.revoke, { handle: String(req.params.handle), id: String(req.params.id) });
     res.json({ ok: true, id: k.id, revokedAt: k.revokedAt });
   }));
   return r;

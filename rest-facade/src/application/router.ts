@@ -1,16 +1,17 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
-import type { Executor } from '../../../gateway/src/graph.js';
+import type { OperationRunner } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import * as onboarding from '../../../subgraphs/onboarding/index.js';
 import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
-import { toHttpError, unwrap } from '../errors.js';
+import { present, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { jsonOnly, refuseBadText } from '../input.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
 import { webhookRoutes } from './webhooks.js';
 import { apiKeysRouter } from './api-keys.js';
+import { restDocument } from '../typed-document.js';
 
 /** Application-API error envelope: flat `{"error": "<code>"}`. */
 export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
@@ -20,12 +21,14 @@ export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
 };
 
 /** Fixed GraphQL documents of the Application REST routes. */
-export const AppDocs = { post: `query AppPost($id: ID!) { post(id: $id) { id community { id } author { id } body pinnedAt createdAt } }` } as const;
+export const AppDocs = {
+  post: restDocument(`query AppPost($id: ID!) { post(id: $id) { id community { id } author { id } body pinnedAt createdAt } }`),
+} as const;
 
 const userBody = (u: identity.User) => ({ id: u.id, email: u.email, username: u.username, displayName: u.displayName });
 
 /** Application REST routes of the web app (session cookie, flat errors). */
-export function applicationRouter(app: AppDeps, run: Executor): Router {
+export function applicationRouter(app: AppDeps, run: OperationRunner): Router {
   const r = Router();
   r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText());
   // Public and rate limited: mounted before the session lookup, so a flood of tracking requests reads no session.
@@ -53,7 +56,7 @@ export function applicationRouter(app: AppDeps, run: Executor): Router {
   }));
 
   r.get('/posts/:postId', signedIn, handle(async (req, res) => {
-    const { post } = unwrap(await run(contextOf(app, req), AppDocs.post, { id: req.params.postId }));
+    const post = present(unwrap(await run(contextOf(app, req), AppDocs.post, { id: String(req.params.postId) })).post);
     res.json({
       id: post.id,
       communityId: post.community.id,

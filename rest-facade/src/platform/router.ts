@@ -1,5 +1,5 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
-import type { Executor } from '../../../gateway/src/graph.js';
+import type { OperationRunner, OperationVariables, TypedDocumentString } from '../../../gateway/src/graph.js';
 import type { ApiKeyCaller, AppDeps, RequestContext } from '../../../subgraphs/kernel/index.js';
 import { authenticateApiKey } from '../../../subgraphs/platform/index.js';
 import { bearerToken } from '../auth.js';
@@ -73,7 +73,7 @@ declare global {
  * method (405), authentication (401), rate limit per key (429), then the fixed GraphQL document, whose service
  * checks the scope (403) and reads the key's tribe only. No CORS headers are ever sent.
  */
-export function platformRouter(app: AppDeps, run: Executor): { router: Router; close(): Promise<void> } {
+export function platformRouter(app: AppDeps, run: OperationRunner): { router: Router; close(): Promise<void> } {
   const limiter = createKeyRateLimiter(app.config.rateLimit, app.log);
   const perMinute = app.config.rateLimit.perMinute;
   const r = Router({ caseSensitive: true });
@@ -100,7 +100,7 @@ export function platformRouter(app: AppDeps, run: Executor): { router: Router; c
 
   /** One GET endpoint: runs its document as the key and shapes the data. */
   const endpoint =
-    (doc: string, vars: (req: Request) => Record<string, unknown>, shape: (data: Record<string, any>) => unknown): RequestHandler =>
+    <R, V>(doc: TypedDocumentString<R, V>, vars: (req: Request) => OperationVariables<V>, shape: (data: R) => unknown): RequestHandler =>
     async (req, res, next) => {
       try {
         const ctx: RequestContext = { app, caller: null, requestId: req.requestId, apiKey: res.locals.apiKey! };
@@ -113,7 +113,7 @@ export function platformRouter(app: AppDeps, run: Executor): { router: Router; c
 
   r.all('/me', guard, endpoint(PlatformDocs.me, () => ({}), (d) => keyIdentityObject(d.platformMe)));
   r.all('/members', guard, endpoint(PlatformDocs.members, paging, (d) => listObject(d.platformMembers, memberObject)));
-  r.all('/members/:username', guard, refuseBadText({ query: false }), endpoint(PlatformDocs.member, (req) => ({ username: req.params.username }), (d) => memberObject(d.platformMember)));
+  r.all('/members/:username', guard, refuseBadText({ query: false }), endpoint(PlatformDocs.member, (req) => ({ username: String(req.params.username) }), (d) => memberObject(d.platformMember)));
   r.all('/posts', guard, endpoint(PlatformDocs.posts, paging, (d) => listObject(d.platformPosts, postObject)));
   r.all('/events', guard, endpoint(PlatformDocs.events, paging, (d) => listObject(d.platformEvents, eventObject)));
   r.all('/orders', guard, endpoint(PlatformDocs.orders, paging, (d) => listObject(d.platformOrders, orderObject)));

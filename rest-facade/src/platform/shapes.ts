@@ -3,12 +3,19 @@
  * integer cents. These shapes are the v1 contract (rest-facade/openapi.json): add fields, never remove or rename.
  */
 
-type G = Record<string, any>;
+import type { PlatformEventsQuery, PlatformMeQuery, PlatformMemberQuery, PlatformOrdersQuery, PlatformPostsQuery } from '../generated.js';
+
+type KeyIdentity = PlatformMeQuery['platformMe'];
+type Member = PlatformMemberQuery['platformMember'];
+type Post = PlatformPostsQuery['platformPosts']['items'][number];
+type Event = PlatformEventsQuery['platformEvents']['items'][number];
+type Order = PlatformOrdersQuery['platformOrders']['items'][number];
+type Person = { id: string; username: string; displayName: string };
 
 /** A person as other objects embed them (post author, order buyer); null when the account is gone. */
-const person = (u: G | null | undefined) => (u ? { userId: u.id, username: u.username, displayName: u.displayName } : null);
+const person = (u: Person | null | undefined) => (u ? { userId: u.id, username: u.username, displayName: u.displayName } : null);
 
-export const keyIdentityObject = (k: G) => ({
+export const keyIdentityObject = (k: KeyIdentity) => ({
   object: 'api_key' as const,
   id: k.id,
   name: k.name,
@@ -17,7 +24,7 @@ export const keyIdentityObject = (k: G) => ({
   community: { id: k.community.id, handle: k.community.handle, name: k.community.name },
 });
 
-export const memberObject = (m: G) => ({
+export const memberObject = (m: Member) => ({
   object: 'member' as const,
   userId: m.user.id,
   username: m.user.username,
@@ -29,7 +36,7 @@ export const memberObject = (m: G) => ({
   joinedAt: m.joinedAt,
 });
 
-export const postObject = (p: G) => ({
+export const postObject = (p: Post) => ({
   object: 'post' as const,
   id: p.id,
   author: person(p.author),
@@ -41,7 +48,7 @@ export const postObject = (p: G) => ({
   updatedAt: p.updatedAt,
 });
 
-export const eventObject = (e: G) => ({
+export const eventObject = (e: Event) => ({
   object: 'event' as const,
   id: e.id,
   title: e.title,
@@ -57,7 +64,7 @@ export const eventObject = (e: G) => ({
   updatedAt: e.updatedAt,
 });
 
-export const orderObject = (o: G) => ({
+export const orderObject = (o: Order) => ({
   object: 'order' as const,
   id: o.id,
   buyer: person(o.buyer),
@@ -72,7 +79,7 @@ export const orderObject = (o: G) => ({
 });
 
 /** The list envelope: no totals, `hasMore` when the page came back full. */
-export const listObject = <T>(page: { items: G[]; page: number; pageSize: number; hasMore: boolean }, shape: (x: G) => T) => ({
+export const listObject = <I, T>(page: { items: I[]; page: number; pageSize: number; hasMore: boolean }, shape: (x: I) => T) => ({
   object: 'list' as const,
   data: page.items.map(shape),
   page: page.page,

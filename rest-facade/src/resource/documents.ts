@@ -1,5 +1,7 @@
 /** Fixed GraphQL documents the resource API runs through the gateway (never built from input). */
 
+import { restDocument } from '../typed-document.js';
+
 const COMMUNITY = 'id name handle description isPublic category createdAt updatedAt memberCount viewerRole';
 const MEMBER = 'id role xp level joinedAt user { id username displayName }';
 const AUTHOR = 'author { id username displayName }';
@@ -10,30 +12,30 @@ export const PAGE = 'page perPage hasMore';
 export const ORDER = 'order { id amountCents currency status } checkout { provider url }';
 
 export const Docs = {
-  listCommunities: `query ListCommunities($search: String, $page: Int, $perPage: Int) {
-    communities(search: $search, page: $page, perPage: $perPage) { items { ${COMMUNITY} } ${PAGE} } }`,
-  getCommunity: `query GetCommunity($id: ID!) { community(id: $id) { ${COMMUNITY} } }`,
-  createCommunity: `mutation CreateCommunity($input: CreateCommunityInput!) { createCommunity(input: $input) { ${COMMUNITY} } }`,
-  updateCommunity: `mutation UpdateCommunity($id: ID!, $input: UpdateCommunityInput!) {
-    updateCommunity(id: $id, input: $input) { ${COMMUNITY} } }`,
-  deleteCommunity: `mutation DeleteCommunity($id: ID!) { deleteCommunity(id: $id) }`,
+  listCommunities: restDocument(`query ListCommunities($search: String, $page: Int, $perPage: Int) {
+    communities(search: $search, page: $page, perPage: $perPage) { items { ${COMMUNITY} } ${PAGE} } }`),
+  getCommunity: restDocument(`query GetCommunity($id: ID!) { community(id: $id) { ${COMMUNITY} } }`),
+  createCommunity: restDocument(`mutation CreateCommunity($input: CreateCommunityInput!) { createCommunity(input: $input) { ${COMMUNITY} } }`),
+  updateCommunity: restDocument(`mutation UpdateCommunity($id: ID!, $input: UpdateCommunityInput!) {
+    updateCommunity(id: $id, input: $input) { ${COMMUNITY} } }`),
+  deleteCommunity: restDocument(`mutation DeleteCommunity($id: ID!) { deleteCommunity(id: $id) }`),
 
-  listMembers: `query ListMembers($communityId: ID!, $role: String, $search: String, $page: Int, $perPage: Int) {
-    members(communityId: $communityId, role: $role, search: $search, page: $page, perPage: $perPage) { items { ${MEMBER} } ${PAGE} } }`,
-  getMember: `query GetMember($communityId: ID!, $userId: ID!) { member(communityId: $communityId, userId: $userId) { ${MEMBER} } }`,
-  updateMemberRole: `mutation UpdateMemberRole($communityId: ID!, $userId: ID!, $role: String) {
-    updateMemberRole(communityId: $communityId, userId: $userId, role: $role) { ${MEMBER} } }`,
-  removeMember: `mutation RemoveMember($communityId: ID!, $userId: ID!) { removeMember(communityId: $communityId, userId: $userId) }`,
+  listMembers: restDocument(`query ListMembers($communityId: ID!, $role: String, $search: String, $page: Int, $perPage: Int) {
+    members(communityId: $communityId, role: $role, search: $search, page: $page, perPage: $perPage) { items { ${MEMBER} } ${PAGE} } }`),
+  getMember: restDocument(`query GetMember($communityId: ID!, $userId: ID!) { member(communityId: $communityId, userId: $userId) { ${MEMBER} } }`),
+  updateMemberRole: restDocument(`mutation UpdateMemberRole($communityId: ID!, $userId: ID!, $role: String) {
+    updateMemberRole(communityId: $communityId, userId: $userId, role: $role) { ${MEMBER} } }`),
+  removeMember: restDocument(`mutation RemoveMember($communityId: ID!, $userId: ID!) { removeMember(communityId: $communityId, userId: $userId) }`),
 
-  listPosts: `query ListPosts($communityId: ID!, $pinned: Boolean, $authorId: ID, $page: Int, $perPage: Int) {
-    posts(communityId: $communityId, pinned: $pinned, authorId: $authorId, page: $page, perPage: $perPage) { items { ${POST} } ${PAGE} } }`,
-  getPost: `query GetPost($id: ID!, $communityId: ID) { post(id: $id, communityId: $communityId) { ${POST} } }`,
-  createPost: `mutation CreatePost($communityId: ID!, $input: CreatePostInput!) { createPost(communityId: $communityId, input: $input) { ${POST} } }`,
-  updatePost: `mutation UpdatePost($id: ID!, $communityId: ID, $input: UpdatePostInput!) {
-    updatePost(id: $id, communityId: $communityId, input: $input) { ${POST} } }`,
-  deletePost: `mutation DeletePost($id: ID!, $communityId: ID) { deletePost(id: $id, communityId: $communityId) }`,
-  listComments: `query ListComments($postId: ID!, $communityId: ID, $page: Int, $perPage: Int) {
-    comments(postId: $postId, communityId: $communityId, page: $page, perPage: $perPage) { items { ${COMMENT} } ${PAGE} } }`,
-  createComment: `mutation CreateComment($postId: ID!, $communityId: ID, $input: CreateCommentInput!) {
-    createComment(postId: $postId, communityId: $communityId, input: $input) { ${COMMENT} } }`,
+  listPosts: restDocument(`query ListPosts($communityId: ID!, $pinned: Boolean, $authorId: ID, $page: Int, $perPage: Int) {
+    posts(communityId: $communityId, pinned: $pinned, authorId: $authorId, page: $page, perPage: $perPage) { items { ${POST} } ${PAGE} } }`),
+  getPost: restDocument(`query GetPost($id: ID!, $communityId: ID) { post(id: $id, communityId: $communityId) { ${POST} } }`),
+  createPost: restDocument(`mutation CreatePost($communityId: ID!, $input: CreatePostInput!) { createPost(communityId: $communityId, input: $input) { ${POST} } }`),
+  updatePost: restDocument(`mutation UpdatePost($id: ID!, $communityId: ID, $input: UpdatePostInput!) {
+    updatePost(id: $id, communityId: $communityId, input: $input) { ${POST} } }`),
+  deletePost: restDocument(`mutation DeletePost($id: ID!, $communityId: ID) { deletePost(id: $id, communityId: $communityId) }`),
+  listComments: restDocument(`query ListComments($postId: ID!, $communityId: ID, $page: Int, $perPage: Int) {
+    comments(postId: $postId, communityId: $communityId, page: $page, perPage: $perPage) { items { ${COMMENT} } ${PAGE} } }`),
+  createComment: restDocument(`mutation CreateComment($postId: ID!, $communityId: ID, $input: CreateCommentInput!) {
+    createComment(postId: $postId, communityId: $communityId, input: $input) { ${COMMENT} } }`),
 } as const;

@@ -2,16 +2,20 @@
  * Resource API routes of tribe events (spec 4.5): fixed GraphQL documents through the gateway, snake_case
  * records in `{data}` / `{data, pagination}`. Money is the spec's number in major units (49.9).
  */
-import type { Request, Router } from 'express';
+import type { Router } from 'express';
 import { EVENT_LIST_STATUSES } from '../../../subgraphs/events/index.js';
 import { fromCents } from '../../../subgraphs/commerce/index.js';
+import { present } from '../errors.js';
+import type { CheckInEventMutation, GetEventQuery, ListEventsQuery } from '../generated.js';
 import { handle } from '../http.js';
 import { choiceParam, objectBody, pageParams, pick } from './params.js';
 import { ORDER, PAGE } from './documents.js';
 import { accessResponse, listBody } from './shapes.js';
+import { restDocument, type RequestRunner } from '../typed-document.js';
 
-type G = Record<string, any>;
-type Exec = (req: Request, doc: string, variables: Record<string, unknown>) => Promise<G>;
+type Registration = CheckInEventMutation['checkInEvent'];
+/** An event as the list selects it, or with the viewer's registration as a single event is read. */
+type Event = ListEventsQuery['events']['items'][number] | NonNullable<GetEventQuery['event']>;
 
 // ---- documents ----
 
@@ -20,22 +24,22 @@ const EVENT = `id community { id } title description eventType location startsAt
   createdBy { id } createdAt updatedAt registeredCount spotsLeft viewerRegistration { ${REGISTRATION} }`;
 
 export const EventDocs = {
-  listEvents: `query ListEvents($communityId: ID!, $status: String, $page: Int, $perPage: Int) {
-    events(communityId: $communityId, status: $status, page: $page, perPage: $perPage) { items { ${EVENT} } ${PAGE} } }`,
-  getEvent: `query GetEvent($id: ID!, $communityId: ID) { event(id: $id, communityId: $communityId) { ${EVENT} } }`,
-  createEvent: `mutation CreateEvent($communityId: ID!, $input: CreateEventInput!) {
-    createEvent(communityId: $communityId, input: $input) { ${EVENT} } }`,
-  register: `mutation RegisterForEvent($eventId: ID!, $communityId: ID) {
+  listEvents: restDocument(`query ListEvents($communityId: ID!, $status: String, $page: Int, $perPage: Int) {
+    events(communityId: $communityId, status: $status, page: $page, perPage: $perPage) { items { ${EVENT} } ${PAGE} } }`),
+  getEvent: restDocument(`query GetEvent($id: ID!, $communityId: ID) { event(id: $id, communityId: $communityId) { ${EVENT} } }`),
+  createEvent: restDocument(`mutation CreateEvent($communityId: ID!, $input: CreateEventInput!) {
+    createEvent(communityId: $communityId, input: $input) { ${EVENT} } }`),
+  register: restDocument(`mutation RegisterForEvent($eventId: ID!, $communityId: ID) {
     registerForEvent(eventId: $eventId, communityId: $communityId) {
-      status created registration { ${REGISTRATION} } ${ORDER} } }`,
-  checkIn: `mutation CheckInEvent($eventId: ID!, $communityId: ID, $ticketCode: String) {
-    checkInEvent(eventId: $eventId, communityId: $communityId, ticketCode: $ticketCode) { ${REGISTRATION} } }`,
+      status created registration { ${REGISTRATION} } ${ORDER} } }`),
+  checkIn: restDocument(`mutation CheckInEvent($eventId: ID!, $communityId: ID, $ticketCode: String) {
+    checkInEvent(eventId: $eventId, communityId: $communityId, ticketCode: $ticketCode) { ${REGISTRATION} } }`),
 } as const;
 
 // ---- shapes ----
 
 /** A registration (ticket): `ticket_code` is shown to its holder and to the staff checking it in. */
-export const registrationRecord = (r: G) => ({
+export const registrationRecord = (r: Registration) => ({
   id: r.id,
   event_id: r.event.id,
   user_id: r.user.id,
@@ -46,7 +50,7 @@ export const registrationRecord = (r: G) => ({
   checked_in_at: r.checkedInAt,
 });
 
-export const eventRecord = (e: G) => ({
+export const eventRecord = (e: Event) => ({
   id: e.id,
   community_id: e.community.id,
   title: e.title,
@@ -69,10 +73,10 @@ export const eventRecord = (e: G) => ({
 // ---- routes ----
 
 /** Mounts the event routes on the `/v1/communities` router (`:cid` is the tribe id). */
-export function mountEvents(c: Router, exec: Exec): void {
+export function mountEvents(c: Router, exec: RequestRunner): void {
   c.get('/:cid/events', handle(async (req, res) => {
     const vars = {
-      communityId: req.params.cid,
+      communityId: String(req.params.cid),
       status: choiceParam(req, 'status', EVENT_LIST_STATUSES),
       ...pageParams(req),
     };
@@ -90,21 +94,21 @@ export function mountEvents(c: Router, exec: Exec): void {
       price: 'price',
       currency: 'currency',
     });
-    const data = await exec(req, EventDocs.createEvent, { communityId: req.params.cid, input });
+    const data = await exec(req, EventDocs.createEvent, { communityId: String(req.params.cid), input });
     res.status(201).json({ data: eventRecord(data.createEvent) });
   }));
   c.get('/:cid/events/:id', handle(async (req, res) => {
-    res.json({ data: eventRecord((await exec(req, EventDocs.getEvent, { id: req.params.id, communityId: req.params.cid })).event) });
+    res.json({ data: eventRecord(present((await exec(req, EventDocs.getEvent, { id: String(req.params.id), communityId: String(req.params.cid) })).event)) });
   }));
   c.post('/:cid/events/:id/register', handle(async (req, res) => {
-    const data = await exec(req, EventDocs.register, { eventId: req.params.id, communityId: req.params.cid });
-    const out = accessResponse(data.registerForEvent, (r) => registrationRecord(r.registration));
+    const data = await exec(req, EventDocs.register, { eventId: String(req.params.id), communityId: String(req.params.cid) });
+    const out = accessResponse(data.registerForEvent, (r) => registrationRecord(present(r.registration)));
     res.status(out.status).json(out.body);
   }));
   c.post('/:cid/events/:id/checkin', handle(async (req, res) => {
     const { ticket_code: ticketCode } = objectBody(req);
     // A ticket code of the wrong type reaches the service as absent: it answers after its role check.
-    const vars = { eventId: req.params.id, communityId: req.params.cid, ticketCode: typeof ticketCode === 'string' ? ticketCode : null };
+    const vars = { eventId: String(req.params.id), communityId: String(req.params.cid), ticketCode: typeof ticketCode === 'string' ? ticketCode : null };
     res.json({ data: registrationRecord((await exec(req, EventDocs.checkIn, vars)).checkInEvent) });
   }));
 }

@@ -1,15 +1,17 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
-import type { Executor } from '../../../gateway/src/graph.js';
+import type { OperationRunner } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { ROLES } from '../../../subgraphs/members/index.js';
 import { accessTokenAuth, requireCaller } from '../auth.js';
-import { HttpError, toHttpError, unwrap } from '../errors.js';
+import { HttpError, present, toHttpError, unwrap } from '../errors.js';
+import type { RequestRunner } from '../typed-document.js';
 import { contextOf, handle } from '../http.js';
 import { jsonOnly, refuseBadText } from '../input.js';
 import { Docs } from './documents.js';
+import { mountChallenges } from './challenges.js';
+import { mountCourses } from './courses.js';
 import { mountEvents } from './events.js';
-import { mountLearning } from './learning.js';
 import { boolParam, choiceParam, objectBody, pageParams, pick, stringParam, uuidParam } from './params.js';
 import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
 import { webhookResources } from './webhooks.js';
@@ -25,12 +27,11 @@ export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
  * The token-authenticated resource API (spec 4.5): `/v1/auth/*` and `/v1/communities/*`,
  * snake_case records in a `data` envelope, pages with `pagination`.
  */
-export function resourceRouter(app: AppDeps, run: Executor): Router {
+export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
   const r = Router();
   r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText(), accessTokenAuth(app));
 
-  const exec = async (req: express.Request, doc: string, variables: Record<string, unknown>) =>
-    unwrap(await run(contextOf(app, req), doc, variables));
+  const exec: RequestRunner = async (req, doc, variables) => unwrap(await run(contextOf(app, req), doc, variables));
   const signedIn = requireCaller('Send a valid access token: Authorization: Bearer <token>.');
 
   // ---- auth ----
@@ -67,21 +68,21 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     res.status(201).json({ data: communityRecord(data.createCommunity) });
   }));
   c.get('/:id', handle(async (req, res) => {
-    res.json({ data: communityRecord((await exec(req, Docs.getCommunity, { id: req.params.id })).community) });
+    res.json({ data: communityRecord(present((await exec(req, Docs.getCommunity, { id: String(req.params.id) })).community)) });
   }));
   c.patch('/:id', handle(async (req, res) => {
-    const data = await exec(req, Docs.updateCommunity, { id: req.params.id, input: pick(objectBody(req), communityFields) });
+    const data = await exec(req, Docs.updateCommunity, { id: String(req.params.id), input: pick(objectBody(req), communityFields) });
     res.json({ data: communityRecord(data.updateCommunity) });
   }));
   c.delete('/:id', handle(async (req, res) => {
-    await exec(req, Docs.deleteCommunity, { id: req.params.id });
+    await exec(req, Docs.deleteCommunity, { id: String(req.params.id) });
     res.status(204).end();
   }));
 
   // ---- members ----
   c.get('/:cid/members', handle(async (req, res) => {
     const vars = {
-      communityId: req.params.cid,
+      communityId: String(req.params.cid),
       role: choiceParam(req, 'role', ROLES),
       search: stringParam(req, 'search'),
       ...pageParams(req),
@@ -89,17 +90,17 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     res.json(listBody((await exec(req, Docs.listMembers, vars)).members, memberRecord));
   }));
   c.get('/:cid/members/:uid', handle(async (req, res) => {
-    res.json({ data: memberRecord((await exec(req, Docs.getMember, { communityId: req.params.cid, userId: req.params.uid })).member) });
+    res.json({ data: memberRecord(present((await exec(req, Docs.getMember, { communityId: String(req.params.cid), userId: String(req.params.uid) })).member)) });
   }));
   c.patch('/:cid/members/:uid', handle(async (req, res) => {
     const { role } = objectBody(req);
     // The service checks the caller's rights first, then the role (a non-string is "no valid role").
-    const vars = { communityId: req.params.cid, userId: req.params.uid, role: typeof role === 'string' ? role : null };
+    const vars = { communityId: String(req.params.cid), userId: String(req.params.uid), role: typeof role === 'string' ? role : null };
     const data = await exec(req, Docs.updateMemberRole, vars);
     res.json({ data: memberRecord(data.updateMemberRole) });
   }));
   c.delete('/:cid/members/:uid', handle(async (req, res) => {
-    await exec(req, Docs.removeMember, { communityId: req.params.cid, userId: req.params.uid });
+    await exec(req, Docs.removeMember, { communityId: String(req.params.cid), userId: String(req.params.uid) });
     res.status(204).end();
   }));
 
@@ -114,7 +115,7 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
   };
   c.get('/:cid/posts', handle(async (req, res) => {
     const vars = {
-      communityId: req.params.cid,
+      communityId: String(req.params.cid),
       pinned: boolParam(req, 'pinned'),
       authorId: uuidParam(req, 'author_id'),
       ...pageParams(req),
@@ -122,32 +123,33 @@ export function resourceRouter(app: AppDeps, run: Executor): Router {
     res.json(listBody((await exec(req, Docs.listPosts, vars)).posts, postRecord));
   }));
   c.post('/:cid/posts', handle(async (req, res) => {
-    const data = await exec(req, Docs.createPost, { communityId: req.params.cid, input: postInput(objectBody(req)) });
+    const data = await exec(req, Docs.createPost, { communityId: String(req.params.cid), input: postInput(objectBody(req)) });
     res.status(201).json({ data: postRecord(data.createPost) });
   }));
   c.get('/:cid/posts/:id', handle(async (req, res) => {
-    res.json({ data: postRecord((await exec(req, Docs.getPost, { id: req.params.id, communityId: req.params.cid })).post) });
+    res.json({ data: postRecord(present((await exec(req, Docs.getPost, { id: String(req.params.id), communityId: String(req.params.cid) })).post)) });
   }));
   c.patch('/:cid/posts/:id', handle(async (req, res) => {
-    const vars = { id: req.params.id, communityId: req.params.cid, input: postInput(objectBody(req)) };
+    const vars = { id: String(req.params.id), communityId: String(req.params.cid), input: postInput(objectBody(req)) };
     res.json({ data: postRecord((await exec(req, Docs.updatePost, vars)).updatePost) });
   }));
   c.delete('/:cid/posts/:id', handle(async (req, res) => {
-    await exec(req, Docs.deletePost, { id: req.params.id, communityId: req.params.cid });
+    await exec(req, Docs.deletePost, { id: String(req.params.id), communityId: String(req.params.cid) });
     res.status(204).end();
   }));
   c.get('/:cid/posts/:pid/comments', handle(async (req, res) => {
-    const vars = { postId: req.params.pid, communityId: req.params.cid, ...pageParams(req) };
+    const vars = { postId: String(req.params.pid), communityId: String(req.params.cid), ...pageParams(req) };
     res.json(listBody((await exec(req, Docs.listComments, vars)).comments, commentRecord));
   }));
   c.post('/:cid/posts/:pid/comments', handle(async (req, res) => {
     const input = pick(objectBody(req), { content: 'content', parent_id: 'parentId' });
-    const data = await exec(req, Docs.createComment, { postId: req.params.pid, communityId: req.params.cid, input });
+    const data = await exec(req, Docs.createComment, { postId: String(req.params.pid), communityId: String(req.params.cid), input });
     res.status(201).json({ data: commentRecord(data.createComment) });
   }));
 
   // ---- courses and challenges ----
-  mountLearning(c, exec);
+  mountCourses(c, exec);
+  mountChallenges(c, exec);
 
   // ---- events ----
   mountEvents(c, exec);

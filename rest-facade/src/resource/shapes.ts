@@ -1,9 +1,18 @@
 /** GraphQL results to the resource API's snake_case records (spec 2.6). */
 import { fromCents } from '../../../subgraphs/commerce/index.js';
+import type { User } from '../../../subgraphs/identity/index.js';
+import type { EnrollCourseMutation, GetCommunityQuery, GetMemberQuery, GetPostQuery, ListCommentsQuery } from '../generated.js';
+import { present } from '../errors.js';
 
-type G = Record<string, any>;
+type Community = NonNullable<GetCommunityQuery['community']>;
+type Member = NonNullable<GetMemberQuery['member']>;
+type Post = NonNullable<GetPostQuery['post']>;
+type Comment = ListCommentsQuery['comments']['items'][number];
+type Person = { id: string; username: string; displayName: string };
+/** What a paid enroll or register answers besides its record (the documents' `ORDER` selection). */
+type PendingOrder = Pick<EnrollCourseMutation['enrollCourse'], 'status' | 'created' | 'order' | 'checkout'>;
 
-export const userRecord = (u: G) => ({
+export const userRecord = (u: User) => ({
   id: u.id,
   email: u.email,
   username: u.username,
@@ -11,7 +20,7 @@ export const userRecord = (u: G) => ({
   avatar_url: u.avatarUrl ?? null,
 });
 
-export const communityRecord = (c: G) => ({
+export const communityRecord = (c: Community) => ({
   id: c.id,
   name: c.name,
   handle: c.handle,
@@ -24,7 +33,7 @@ export const communityRecord = (c: G) => ({
   updated_at: c.updatedAt,
 });
 
-export const memberRecord = (m: G) => ({
+export const memberRecord = (m: Member) => ({
   id: m.id,
   user_id: m.user.id,
   username: m.user.username,
@@ -35,9 +44,9 @@ export const memberRecord = (m: G) => ({
   level: m.level,
 });
 
-const author = (a: G | null) => (a ? { id: a.id, username: a.username, display_name: a.displayName } : null);
+const author = (a: Person | null) => (a ? { id: a.id, username: a.username, display_name: a.displayName } : null);
 
-export const postRecord = (p: G) => ({
+export const postRecord = (p: Post) => ({
   id: p.id,
   community_id: p.community.id,
   author_id: p.author?.id ?? null,
@@ -53,7 +62,7 @@ export const postRecord = (p: G) => ({
   updated_at: p.updatedAt,
 });
 
-export const commentRecord = (c: G) => ({
+export const commentRecord = (c: Comment) => ({
   id: c.id,
   post_id: c.post.id,
   author_id: c.author?.id ?? null,
@@ -64,13 +73,13 @@ export const commentRecord = (c: G) => ({
 });
 
 /** The list body: `data` plus exact `pagination`. */
-export const listBody = <T>(page: { items: G[]; page: number; perPage: number; hasMore: boolean }, shape: (x: G) => T) => ({
+export const listBody = <I, T>(page: { items: I[]; page: number; perPage: number; hasMore: boolean }, shape: (x: I) => T) => ({
   data: page.items.map(shape),
   pagination: { page: page.page, per_page: page.perPage, has_more: page.hasMore },
 });
 
 /** A pending order as enroll and register answer it: `amount` in major units, plus the exact cents. */
-export const orderRecord = (o: G, checkout: G | null) => ({
+export const orderRecord = (o: NonNullable<PendingOrder['order']>, checkout: PendingOrder['checkout']) => ({
   id: o.id,
   amount: fromCents(o.amountCents),
   amount_cents: o.amountCents,
@@ -83,9 +92,9 @@ export const orderRecord = (o: G, checkout: G | null) => ({
  * The answer of enroll and register: 201 with the new record, 200 with the existing one, or 202 with the
  * pending order for a paid item not paid yet. `shape` turns the result into the enrollment or registration record.
  */
-export function accessResponse(result: G, shape: (result: G) => unknown): { status: number; body: unknown } {
+export function accessResponse<R extends PendingOrder>(result: R, shape: (result: R) => unknown): { status: number; body: unknown } {
   if (result.status === 'pending_payment') {
-    return { status: 202, body: { data: { status: 'pending_payment', order: orderRecord(result.order, result.checkout) } } };
+    return { status: 202, body: { data: { status: 'pending_payment', order: orderRecord(present(result.order), result.checkout) } } };
   }
   return { status: result.created ? 201 : 200, body: { data: shape(result) } };
 }

@@ -1,16 +1,15 @@
 import { Router, type Request } from 'express';
-import type { Executor } from '../../../gateway/src/graph.js';
+import type { OperationRunner, OperationVariables, TypedDocumentString } from '../../../gateway/src/graph.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
-import { unwrap } from '../errors.js';
+import type { DeliveryFields, EndpointFields } from '../application/webhooks.js';
+import { present, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { WebhookDocs } from '../webhooks.documents.js';
 import { objectBody, pageParams, pick } from './params.js';
 import { listBody } from './shapes.js';
 
-type G = Record<string, any>;
-
 /** A webhook endpoint as a resource-API record (`is_active` is the endpoint's `enabled`). */
-export const webhookRecord = (e: G) => ({
+export const webhookRecord = (e: EndpointFields) => ({
   id: e.id,
   community_id: e.community.id,
   url: e.url,
@@ -23,7 +22,7 @@ export const webhookRecord = (e: G) => ({
 });
 
 /** A delivery log row: the spec's five fields, then the rest of the delivery's state. */
-export const webhookLogRecord = (d: G) => ({
+export const webhookLogRecord = (d: DeliveryFields) => ({
   id: d.id,
   event: d.event,
   status_code: d.responseStatus,
@@ -42,31 +41,32 @@ const PER_PAGE_DEFAULT = 20;
 const PER_PAGE_MAX = 50;
 
 /** `/v1/communities/:cid/webhooks...` (spec 4.5), mounted inside the resource API's signed-in router. */
-export function webhookResources(app: AppDeps, run: Executor): Router {
+export function webhookResources(app: AppDeps, run: OperationRunner): Router {
   const r = Router({ mergeParams: true });
-  const exec = async (req: Request, doc: string, variables: Record<string, unknown> = {}) =>
-    unwrap(await run(contextOf(app, req), doc, { communityId: req.params.cid, ...variables }));
+  // Every webhook document takes the tribe as `$communityId` or `$handle`: here always the id of the path.
+  const exec = async <R, V>(req: Request, doc: TypedDocumentString<R, V>, variables: OperationVariables<V>) =>
+    unwrap(await run(contextOf(app, req), doc, { communityId: String(req.params.cid), ...variables }));
 
   r.get('/', handle(async (req, res) => {
-    res.json({ data: (await exec(req, WebhookDocs.list)).webhookEndpoints.map(webhookRecord) });
+    res.json({ data: (await exec(req, WebhookDocs.list, {})).webhookEndpoints.map(webhookRecord) });
   }));
   r.post('/', handle(async (req, res) => {
     const data = await exec(req, WebhookDocs.create, { input: pick(objectBody(req), FIELDS) });
     res.status(201).json({ data: webhookRecord(data.createWebhookEndpoint) });
   }));
   r.get('/:id', handle(async (req, res) => {
-    res.json({ data: webhookRecord((await exec(req, WebhookDocs.get, { id: req.params.id })).webhookEndpoint) });
+    res.json({ data: webhookRecord(present((await exec(req, WebhookDocs.get, { id: String(req.params.id) })).webhookEndpoint)) });
   }));
   r.patch('/:id', handle(async (req, res) => {
-    const data = await exec(req, WebhookDocs.update, { id: req.params.id, input: pick(objectBody(req), FIELDS) });
+    const data = await exec(req, WebhookDocs.update, { id: String(req.params.id), input: pick(objectBody(req), FIELDS) });
     res.json({ data: webhookRecord(data.updateWebhookEndpoint) });
   }));
   r.delete('/:id', handle(async (req, res) => {
-    await exec(req, WebhookDocs.delete, { id: req.params.id });
+    await exec(req, WebhookDocs.delete, { id: String(req.params.id) });
     res.status(204).end();
   }));
   r.post('/:id/test', handle(async (req, res) => {
-    const out = (await exec(req, WebhookDocs.test, { id: req.params.id })).testWebhookEndpoint;
+    const out = (await exec(req, WebhookDocs.test, { id: String(req.params.id) })).testWebhookEndpoint;
     res.json({
       data: {
         success: out.ok,
@@ -79,7 +79,7 @@ export function webhookResources(app: AppDeps, run: Executor): Router {
   }));
   r.get('/:id/logs', handle(async (req, res) => {
     const { page, perPage = PER_PAGE_DEFAULT } = pageParams(req);
-    const vars = { endpointId: req.params.id, page, perPage: Math.min(perPage, PER_PAGE_MAX) };
+    const vars = { endpointId: String(req.params.id), page, perPage: Math.min(perPage, PER_PAGE_MAX) };
     res.json(listBody((await exec(req, WebhookDocs.deliveries, vars)).webhookDeliveries, webhookLogRecord));
   }));
   return r;
