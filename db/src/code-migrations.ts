@@ -1,5 +1,5 @@
 import { getCreateIndexesSQL, getCreateTableSQL, getUpdateTimestampTriggerSQL } from '@agendajs/postgres-backend';
-import type { Migration } from './migrate.js';
+import type { Migration } from './migration.js';
 
 /** The table Agenda keeps its jobs in (the backend's default name). */
 export const AGENDA_JOBS_TABLE = 'agenda_jobs';

@@ -2,15 +2,13 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { codeMigrations } from './code-migrations.js';
 import type { Database } from './database.js';
+import type { Migration } from './migration.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** Arbitrary constant: the advisory lock every starting process takes before migrating. */
 const MIGRATION_LOCK = 72_430_001;
 
-export interface Migration {
-  version: string;
-  sql: string;
-}
+export type { Migration } from './migration.js';
 
 /** The versioned SQL files of `db/migrations`, plus the code migrations, in version order. */
 export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
