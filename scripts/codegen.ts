@@ -5,7 +5,7 @@
 // It runs GraphQL Code Generator's programmatic core (no CLI). `test/codegen.test.ts` fails when a committed file
 // differs from what this generates.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Supergraph } from '@apollo/federation-internals';
 import { codegen } from '@graphql-codegen/core';
 import type { Types } from '@graphql-codegen/plugin-helpers';
@@ -125,5 +125,4 @@ if (process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) 
     writeFileSync(new URL(path, ROOT), text);
     console.log(`wrote ${path}`);
   }
-  void fileURLToPath;
 }
