@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createTribe, gql, join, signupUser, startService, type TestService, type TestUser } from './helpers.js';
-import { UNKNOWN_ID, countOf } from './learning.fixtures.js';
+import { createTribe, join, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
+import { countOf, gql, startService, type TestService } from './support.js';
 
 /** Affiliate codes (GraphQL) and the public click tracker POST /affiliate/track (spec 4.3, flat errors). */
 describe('affiliate tracking', () => {

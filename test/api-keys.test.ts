@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createHash } from 'node:crypto';
-import { accessToken, createTribe, gql, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
-import { ALL_SCOPES, ISO_UTC, KEY_FORMAT, UNAUTHORIZED, UUID, createKey, platformGet, rows } from './platform-fixtures.js';
+import { accessToken, ALL_SCOPES, createKey, createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { gql, platformGet, sqlRows, startService, type TestService } from './support.js';
+import { ISO, KEY_FORMAT, UNAUTHORIZED, UUID } from './expected.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -20,7 +21,7 @@ describe('API keys (control plane)', () => {
   let otherTribe: { id: string; handle: string };
 
   const path = (handle = tribe.handle) => `/communities/${handle}/api-keys`;
-  const keyRows = (communityId: string) => rows(t, sql`select * from api_keys where community_id = ${communityId} order by created_at, id`);
+  const keyRows = (communityId: string) => sqlRows(t, sql`select * from api_keys where community_id = ${communityId} order by created_at, id`);
 
   beforeAll(async () => {
     t = await startService({}, () => new Date(now));
@@ -61,7 +62,7 @@ describe('API keys (control plane)', () => {
 
     it('stores only the SHA-256 of the key and its 17-character prefix, never the key', async () => {
       const created = await createKey(t, owner, tribe.handle, ['posts:read'], 'storage check');
-      const [row] = await rows(t, sql`select * from api_keys where id = ${created.id}`);
+      const [row] = await sqlRows(t, sql`select * from api_keys where id = ${created.id}`);
       expect(row).toMatchObject({
         community_id: tribe.id,
         name: 'storage check',
@@ -75,7 +76,7 @@ describe('API keys (control plane)', () => {
       expect(Object.keys(row).sort()).toEqual(
         ['community_id', 'created_at', 'created_by', 'id', 'key_hash', 'key_prefix', 'last_used_at', 'name', 'revoked_at', 'scopes'].sort(),
       );
-      const [{ dump }] = await rows<{ dump: string }>(t, sql`select row_to_json(k)::text as dump from api_keys k where id = ${created.id}`);
+      const [{ dump }] = await sqlRows<{ dump: string }>(t, sql`select row_to_json(k)::text as dump from api_keys k where id = ${created.id}`);
       expect(dump).not.toContain(created.key);
       expect(dump).not.toContain(created.key.slice(17));
     });
@@ -88,7 +89,7 @@ describe('API keys (control plane)', () => {
       expect(res.body.name).toHaveLength(60);
       const trimmed = await t.api.post(path()).set('cookie', owner.cookie).send({ name: '  Zapier \n', scopes: ['posts:read'] });
       expect(trimmed.body.name).toBe('Zapier');
-      const [row] = await rows(t, sql`select name from api_keys where id = ${res.body.id}`);
+      const [row] = await sqlRows(t, sql`select name from api_keys where id = ${res.body.id}`);
       expect(row.name).toBe(long.slice(0, 60));
     });
 
@@ -119,7 +120,7 @@ describe('API keys (control plane)', () => {
         .send({ name: 'typo', scopes: ['members:read', 'member:read', 'members:read', 'Posts:Read', 'posts:read', 7, 'orders:write'] });
       expect(res.status).toBe(201);
       expect(res.body.scopes).toEqual(['members:read', 'posts:read']);
-      const [row] = await rows(t, sql`select scopes from api_keys where id = ${res.body.id}`);
+      const [row] = await sqlRows(t, sql`select scopes from api_keys where id = ${res.body.id}`);
       expect(row.scopes).toEqual(['members:read', 'posts:read']);
     });
 
@@ -146,7 +147,7 @@ describe('API keys (control plane)', () => {
     it('lets an admin create a key', async () => {
       const res = await t.api.post(path()).set('cookie', admin.cookie).send({ name: 'by admin', scopes: ['posts:read'] });
       expect(res.status).toBe(201);
-      const [row] = await rows(t, sql`select created_by, community_id from api_keys where id = ${res.body.id}`);
+      const [row] = await sqlRows(t, sql`select created_by, community_id from api_keys where id = ${res.body.id}`);
       expect(row).toEqual({ created_by: admin.id, community_id: tribe.id });
     });
 
@@ -213,7 +214,7 @@ describe('API keys (control plane)', () => {
             scopes: ['posts:read', 'events:read'],
             lastUsedAt: null,
             revokedAt: null,
-            createdAt: expect.stringMatching(ISO_UTC),
+            createdAt: expect.stringMatching(ISO),
           },
           {
             id: first.id,
@@ -221,8 +222,8 @@ describe('API keys (control plane)', () => {
             keyPrefix: first.keyPrefix,
             scopes: ['members:read'],
             lastUsedAt: null,
-            revokedAt: expect.stringMatching(ISO_UTC),
-            createdAt: expect.stringMatching(ISO_UTC),
+            revokedAt: expect.stringMatching(ISO),
+            createdAt: expect.stringMatching(ISO),
           },
         ],
         availableScopes: ALL_SCOPES,
@@ -292,7 +293,7 @@ describe('API keys (control plane)', () => {
       const again = await t.api.delete(`${path()}/${key.id}`).set('cookie', owner.cookie);
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ ok: true, id: key.id, revokedAt });
-      const [row] = await rows(t, sql`select revoked_at, key_hash from api_keys where id = ${key.id}`);
+      const [row] = await sqlRows(t, sql`select revoked_at, key_hash from api_keys where id = ${key.id}`);
       expect(new Date(row.revoked_at).toISOString()).toBe(revokedAt);
       expect(row.key_hash).toBe(sha256(key.key));
       expect((await platformGet(t, '/v1/me', key.key)).status).toBe(401);
@@ -311,7 +312,7 @@ describe('API keys (control plane)', () => {
       const res = await t.api.delete(`${path()}/${theirs.id}`).set('cookie', owner.cookie);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'not_found' });
-      const [row] = await rows(t, sql`select revoked_at from api_keys where id = ${theirs.id}`);
+      const [row] = await sqlRows(t, sql`select revoked_at from api_keys where id = ${theirs.id}`);
       expect(row.revoked_at).toBeNull();
       expect((await platformGet(t, '/v1/me', theirs.key)).status).toBe(200);
     });
@@ -358,7 +359,7 @@ describe('API keys (control plane)', () => {
 
   describe('lastUsedAt', () => {
     const lastUsed = async (id: string) => {
-      const [row] = await rows(t, sql`select last_used_at from api_keys where id = ${id}`);
+      const [row] = await sqlRows(t, sql`select last_used_at from api_keys where id = ${id}`);
       return row.last_used_at ? new Date(row.last_used_at).toISOString() : null;
     };
 

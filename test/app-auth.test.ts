@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type SQL, sql } from 'drizzle-orm';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
-import { createTribe, gql, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 const PASSWORD = 'correct horse battery';
 

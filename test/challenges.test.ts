@@ -1,66 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { currentStreak, dayAt, runEndingAtHighest } from '../subgraphs/challenges/index.js';
-import { gql, startService, unique, type TestService } from './helpers.js';
-import {
-  ISO,
-  UNKNOWN_ID,
-  UUID,
-  bearer,
-  countOf,
-  crew,
-  eventsOf,
-  expectError,
-  markPaid,
-  memberXp,
-  movableClock,
-  refreshToken,
-  rows,
-  staffedTribe,
-  xpAwards,
-  type Actor,
-  type Cast,
-} from './learning.fixtures.js';
+import { crew, markPaid, refreshToken, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, eventsOf, gql, memberXp, movableClock, sqlRows, startService, xpAwards, type TestService } from './support.js';
+import { expectError, ISO, UUID } from './expected.js';
 
 const HOUR = 60 * 60 * 1000;
-
-describe('challenge streak rules', () => {
-  describe('dayAt', () => {
-    it('opens day N at start + (N - 1) × 24 h', () => {
-      const start = new Date('2030-01-01T10:00:00.000Z');
-      const at = (iso: string) => dayAt(start, new Date(iso));
-      expect(at('2030-01-01T10:00:00.000Z')).toBe(1);
-      expect(at('2030-01-02T09:59:59.999Z')).toBe(1);
-      expect(at('2030-01-02T10:00:00.000Z')).toBe(2);
-      expect(at('2030-01-11T10:00:00.000Z')).toBe(11);
-    });
-  });
-
-  describe('runEndingAtHighest', () => {
-    it('counts consecutive days ending at the highest day checked in', () => {
-      expect(runEndingAtHighest([])).toBe(0);
-      expect(runEndingAtHighest([1])).toBe(1);
-      expect(runEndingAtHighest([3, 1, 2])).toBe(3);
-      expect(runEndingAtHighest([1, 2, 4])).toBe(1);
-      expect(runEndingAtHighest([1, 2, 4, 5, 6])).toBe(3);
-    });
-  });
-
-  describe('currentStreak', () => {
-    it('keeps the run while the last day checked in is today or yesterday, else 0', () => {
-      const e = { streakRun: 3, lastCheckinDay: 5 };
-      expect(currentStreak(e, 30, 5)).toBe(3);
-      expect(currentStreak(e, 30, 6)).toBe(3);
-      expect(currentStreak(e, 30, 7)).toBe(0);
-      expect(currentStreak({ streakRun: 0, lastCheckinDay: null }, 30, 1)).toBe(0);
-    });
-
-    it('freezes after the last day: kept when the last day was checked in, else 0', () => {
-      expect(currentStreak({ streakRun: 7, lastCheckinDay: 7 }, 7, 40)).toBe(7);
-      expect(currentStreak({ streakRun: 6, lastCheckinDay: 6 }, 7, 40)).toBe(0);
-    });
-  });
-});
 
 /** Token-authenticated resource API: challenges, check-ins, progress and leaderboard (spec 2.6, 4.5). */
 describe('resource API challenges', () => {
@@ -133,7 +77,7 @@ describe('resource API challenges', () => {
       const res = await create(s.tribe.id, s.admin, { title: 'x', duration_days: 5, challenge_type: 'weekly', access_type: 'paid', price: 29.9, currency: 'EUR' });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ access_type: 'paid', price: 29.9, currency: 'EUR' });
-      expect(await rows(t, sql`select price_cents from challenges where id = ${res.body.data.id}`)).toEqual([{ price_cents: 2990 }]);
+      expect(await sqlRows(t, sql`select price_cents from challenges where id = ${res.body.data.id}`)).toEqual([{ price_cents: 2990 }]);
     });
 
     it.each(['member', 'outsider'] as const)('refuses a %s with 403 and writes nothing', async (who) => {
@@ -235,7 +179,7 @@ describe('resource API challenges', () => {
       const enrolled = await enroll(s.tribe.id, c.id, s.member);
       expect(enrolled.status).toBe(200);
       expect(enrolled.body.data).toMatchObject({ status: 'active', user_id: s.member.id });
-      const paidAt = (await rows(t, sql`select paid_at from orders where id = ${first.body.data.order.id}`))[0].paid_at;
+      const paidAt = (await sqlRows(t, sql`select paid_at from orders where id = ${first.body.data.order.id}`))[0].paid_at;
       expect(new Date(enrolled.body.data.started_at).getTime()).toBe(new Date(paidAt).getTime());
       expect((await checkIn(s.tribe.id, c.id, s.member, day(1))).status).toBe(201);
       expect((await eventsOf(t, s.tribe.id, 'order.paid')).map((e) => e.data.productType)).toEqual(['challenge']);
@@ -392,7 +336,7 @@ describe('resource API challenges', () => {
       const res = await leaderboard(s.tribe.id, c.id, s.member, '?per_page=3');
       expect(res.status).toBe(200);
       expect(res.body.pagination).toEqual({ page: 1, per_page: 3, has_more: true });
-      const names = await rows(t, sql`select id, username, display_name from users where id in (${s.member2.id}, ${s.owner.id}, ${s.admin.id})`);
+      const names = await sqlRows(t, sql`select id, username, display_name from users where id in (${s.member2.id}, ${s.owner.id}, ${s.admin.id})`);
       const nameOf = (id: string) => names.find((n) => n.id === id)!;
       expect(res.body.data).toEqual([
         { rank: 1, user_id: s.member2.id, username: nameOf(s.member2.id).username, display_name: nameOf(s.member2.id).display_name, completed_days: 3, current_streak: 3, xp_earned: 30, last_checkin_at: expect.stringMatching(ISO) },

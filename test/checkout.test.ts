@@ -1,33 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { ensurePendingOrder, fromCents, markOrderPaid, toCents } from '../subgraphs/commerce/index.js';
-import { gql, startService, unique, type TestService, type TestUser } from './helpers.js';
-import { ISO, UNKNOWN_ID, countOf, crew, eventsOf, markPaid, rows, staffedTribe, type Cast } from './learning.fixtures.js';
-
-describe('money', () => {
-  describe('toCents', () => {
-    it('converts the API number to integer cents exactly', () => {
-      expect([0, 0.01, 0.1, 1.1, 19.99, 49.9, 1234.56, 1000000].map((n) => toCents(n))).toEqual([0, 1, 10, 110, 1999, 4990, 123456, 100000000]);
-      expect(toCents('49.90')).toBe(4990);
-      // 0.07 * 100 is 7.000000000000001 as a float: parsing the decimal form avoids that drift.
-      expect(toCents(0.07)).toBe(7);
-      expect(toCents(0.29)).toBe(29);
-    });
-
-    it('rejects negatives, more than 2 decimals, exponents, non-finite numbers and amounts above 1000000', () => {
-      for (const bad of [-1, -0.01, 49.999, 0.1 + 0.2, 1e21, 1e-7, Number.NaN, Number.POSITIVE_INFINITY, 1000000.01, '1,5', ' ', '1e3']) {
-        expect(toCents(bad as number)).toBeNull();
-      }
-    });
-  });
-
-  describe('fromCents', () => {
-    it('answers the shortest decimal number', () => {
-      expect([1, 10, 110, 1999, 4990, 100000000].map(fromCents)).toEqual([0.01, 0.1, 1.1, 19.99, 49.9, 1000000]);
-      for (let cents = 0; cents < 100_000; cents += 7) expect(toCents(fromCents(cents))).toBe(cents);
-    });
-  });
-});
+import { ensurePendingOrder, markOrderPaid } from '../subgraphs/commerce/index.js';
+import { crew, markPaid, staffedTribe, unique, UNKNOWN_ID, type Cast, type TestUser } from './factory.js';
+import { countOf, eventsOf, gql, sqlRows, startService, type TestService } from './support.js';
+import { ISO } from './expected.js';
 
 /** The checkout core: pending orders, fulfilment on payment, order.paid, the manual provider's mutation. */
 describe('checkout', () => {
@@ -56,7 +32,7 @@ describe('checkout', () => {
     if (enrolled.status !== 202) throw new Error(`enroll: ${enrolled.status} ${JSON.stringify(enrolled.body)}`);
     return { ...s, courseId, orderId: enrolled.body.data.order.id as string };
   }
-  const orderRow = async (id: string) => (await rows(t, sql`select status, paid_at, amount_cents, currency from orders where id = ${id}`))[0];
+  const orderRow = async (id: string) => (await sqlRows(t, sql`select status, paid_at, amount_cents, currency from orders where id = ${id}`))[0];
   const enrollmentsOf = (courseId: string) => countOf(t, sql`select count(*)::int as n from course_enrollments where course_id = ${courseId}`);
   const code = (out: { errors?: Array<{ extensions?: Record<string, any> }> }) => out.errors?.[0].extensions?.code;
 
@@ -122,7 +98,7 @@ describe('checkout', () => {
 
     it('pays nothing when the item type has no fulfilment (all or nothing)', async () => {
       const s = await staffedTribe(t, cast);
-      const [order] = await rows(
+      const [order] = await sqlRows(
         t,
         sql`insert into orders (community_id, buyer_id, product_type, product_id, amount_cents) values (${s.tribe.id}, ${s.member.id}, 'membership', ${UNKNOWN_ID}, 100) returning id`,
       );

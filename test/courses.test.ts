@@ -1,23 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { gql, startService, unique, type TestService } from './helpers.js';
-import {
-  ISO,
-  UNKNOWN_ID,
-  UUID,
-  bearer,
-  countOf,
-  crew,
-  eventsOf,
-  expectError,
-  markPaid,
-  memberXp,
-  rows,
-  staffedTribe,
-  xpAwards,
-  type Actor,
-  type Cast,
-} from './learning.fixtures.js';
+import { crew, markPaid, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, eventsOf, gql, memberXp, sqlRows, startService, xpAwards, type TestService } from './support.js';
+import { expectError, ISO, UUID } from './expected.js';
 
 /** Token-authenticated resource API: courses, modules, lessons, enrollment and progress (spec 2.6, 4.5). */
 describe('resource API courses', () => {
@@ -87,7 +72,7 @@ describe('resource API courses', () => {
           updated_at: expect.stringMatching(ISO),
         },
       });
-      expect(await rows(t, sql`select title, access_type, price_cents, currency from courses where id = ${res.body.data.id}`)).toEqual([
+      expect(await sqlRows(t, sql`select title, access_type, price_cents, currency from courses where id = ${res.body.data.id}`)).toEqual([
         { title: 'Intro', access_type: 'free', price_cents: 0, currency: 'BRL' },
       ]);
     });
@@ -98,7 +83,7 @@ describe('resource API courses', () => {
         const res = await createCourse(s.tribe.id, s.owner, { title: 'Paid', access_type: 'paid', price, currency: 'usd', xp_reward: 50 });
         expect(res.status).toBe(201);
         expect(res.body.data).toMatchObject({ access_type: 'paid', price, currency: 'USD', xp_reward: 50 });
-        expect(await rows(t, sql`select price_cents from courses where id = ${res.body.data.id}`)).toEqual([{ price_cents: cents }]);
+        expect(await sqlRows(t, sql`select price_cents from courses where id = ${res.body.data.id}`)).toEqual([{ price_cents: cents }]);
       }
     });
 
@@ -370,7 +355,7 @@ describe('resource API courses', () => {
       const again = await enroll(s.tribe.id, course.id, s.member);
       expect(again.status).toBe(202);
       expect(again.body.data.order.id).toBe(res.body.data.order.id);
-      expect(await rows(t, sql`select buyer_id, product_type, product_id, amount_cents, currency, status from orders where product_id = ${course.id}`)).toEqual([
+      expect(await sqlRows(t, sql`select buyer_id, product_type, product_id, amount_cents, currency, status from orders where product_id = ${course.id}`)).toEqual([
         { buyer_id: s.member.id, product_type: 'course', product_id: course.id, amount_cents: 4990, currency: 'BRL', status: 'pending' },
       ]);
       expect(await countOf(t, sql`select count(*)::int as n from course_enrollments where course_id = ${course.id}`)).toBe(0);
@@ -397,7 +382,7 @@ describe('resource API courses', () => {
       const enrolled = await enroll(s.tribe.id, course.id, s.member);
       expect(enrolled.status).toBe(200);
       expect(enrolled.body.data).toMatchObject({ course_id: course.id, user_id: s.member.id, status: 'active' });
-      expect(await rows(t, sql`select order_id from course_enrollments where course_id = ${course.id}`)).toEqual([{ order_id: orderId }]);
+      expect(await sqlRows(t, sql`select order_id from course_enrollments where course_id = ${course.id}`)).toEqual([{ order_id: orderId }]);
       expect(await eventsOf(t, s.tribe.id, 'order.paid')).toEqual([
         {
           data: {

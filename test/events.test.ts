@@ -1,22 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { gql, join, startService, unique, type TestService } from './helpers.js';
-import {
-  ISO,
-  UNKNOWN_ID,
-  UUID,
-  actor,
-  bearer,
-  countOf,
-  crew,
-  eventsOf,
-  expectError,
-  movableClock,
-  rows,
-  staffedTribe,
-  type Actor,
-  type Cast,
-} from './learning.fixtures.js';
+import { actor, crew, join, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, eventsOf, gql, movableClock, sqlRows, startService, type TestService } from './support.js';
+import { expectError, ISO, UUID } from './expected.js';
 
 const TICKET = /^[A-Za-z0-9_-]{22}$/;
 const HOUR = 3_600_000;
@@ -50,7 +36,7 @@ describe('resource API events', () => {
     t.api.post(`${base(tribeId)}/${eventId}/checkin`).set(bearer(who)).send(body as object);
   const eventsIn = (tribeId: string) => countOf(t, sql`select count(*)::int as n from tribe_events where community_id = ${tribeId}`);
   const registrationsOf = (eventId: string) =>
-    rows(
+    sqlRows(
       t,
       sql`select id, user_id, status, ticket_code, order_id, to_char(checked_in_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as checked_in_at,
                  checked_in_by from event_registrations where event_id = ${eventId} order by created_at, id`,
@@ -94,7 +80,7 @@ describe('resource API events', () => {
         },
       });
       const id = res.body.data.id;
-      expect(await rows(t, sql`select title, event_type, max_attendees, price_cents, currency, created_by from tribe_events where id = ${id}`)).toEqual([
+      expect(await sqlRows(t, sql`select title, event_type, max_attendees, price_cents, currency, created_by from tribe_events where id = ${id}`)).toEqual([
         { title: 'Live Q&A', event_type: 'in_person', max_attendees: 30, price_cents: 0, currency: 'BRL', created_by: s.moderator.id },
       ]);
       expect(await eventsOf(t, s.tribe.id, 'event.created')).toEqual([{ data: { eventId: id, handle: s.tribe.handle } }]);
@@ -110,7 +96,7 @@ describe('resource API events', () => {
       const s = await staffedTribe(t, cast);
       const event = await newEvent(s.tribe.id, s.owner, { price: 49.9, currency: 'usd' });
       expect(event).toMatchObject({ price: 49.9, currency: 'USD', max_attendees: null, spots_left: null, registered_count: 0 });
-      expect(await rows(t, sql`select price_cents, currency, max_attendees from tribe_events where id = ${event.id}`)).toEqual([
+      expect(await sqlRows(t, sql`select price_cents, currency, max_attendees from tribe_events where id = ${event.id}`)).toEqual([
         { price_cents: 4990, currency: 'USD', max_attendees: null },
       ]);
     });

@@ -4,7 +4,8 @@ import request from 'supertest';
 import { createService } from '../server/service.js';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.js';
 import { serveSubgraph } from '../server/subgraph.js';
-import { accessToken, createTribe, gql, signupUser, testConfig, type TestService } from './helpers.js';
+import { accessToken, createTribe, signupUser } from './factory.js';
+import { gql, testConfig, type TestService } from './support.js';
 
 const SECRET = 'internal-secret-internal-secret-0123456789';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type SQL, sql } from 'drizzle-orm';
-import { createTribe, gql, join, setRole, signupUser, startService, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, setRole, signupUser, type TestUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 type Result = Awaited<ReturnType<typeof gql>>;
 type Rows = Array<Record<string, any>>;

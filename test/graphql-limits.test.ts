@@ -6,8 +6,8 @@ import { measureDocument, QUERY_LIMITS } from '../gateway/src/limits.js';
 import { loadManifest, operationHash } from '../gateway/src/persisted.js';
 import { REST_DOCUMENTS } from '../rest-facade/src/documents.js';
 import { Docs } from '../rest-facade/src/resource/documents.js';
-import { accessToken, createTribe, gql, signupUser, startService, unique, type TestService } from './helpers.js';
-import { createKey, createPost, platformGet } from './platform-fixtures.js';
+import { accessToken, createKey, createPost, createTribe, signupUser, unique } from './factory.js';
+import { gql, platformGet, startService, type TestService } from './support.js';
 
 const schema = Supergraph.build(composeSupergraph()).apiSchema().toGraphQLJSSchema();
 

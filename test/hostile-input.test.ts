@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createKey, rows } from './platform-fixtures.js';
-import { accessToken, createTribe, gql, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { accessToken, createKey, createTribe, signupUser, unique, type TestUser } from './factory.js';
+import { gql, sqlRows, startService, type TestService } from './support.js';
 
 /**
  * The input rule (issue 9, Input): on every surface a NUL or other C0 control character (tab, LF, CR allowed) or a
@@ -24,7 +24,7 @@ describe('hostile input', () => {
     await t.stop();
   });
 
-  const count = async (query: ReturnType<typeof sql>) => Number((await rows<{ n: number }>(t, query))[0].n);
+  const count = async (query: ReturnType<typeof sql>) => Number((await sqlRows<{ n: number }>(t, query))[0].n);
   const postCount = () => count(sql`select count(*)::int as n from posts where community_id = ${tribe.id}`);
   const bearer = () => ({ authorization: `Bearer ${owner.token}` });
 
@@ -57,7 +57,7 @@ describe('hostile input', () => {
       const res = await t.api.post('/auth/signup').send({ email, password: 'correct horse battery', username: `u_${unique()}`, displayName });
       expect(res.status).toBe(201);
       expect(res.body.user.displayName).toBe(displayName);
-      expect((await rows(t, sql`select display_name from users where email = ${email}`))[0].display_name).toBe(displayName);
+      expect((await sqlRows(t, sql`select display_name from users where email = ${email}`))[0].display_name).toBe(displayName);
     });
 
     it('counts the 80-character displayName limit in characters: 80 emoji pass, 81 are 400', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import request from 'supertest';
-import { startService, type TestService } from './helpers.js';
+import { startService, type TestService } from './support.js';
 
 const JSON_CSP = "default-src 'none';frame-ancestors 'none'";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadMigrations, migrate, openDatabase } from '../db/src/index.js';
-import { TEST_DATABASE_URL } from './helpers.js';
+import { TEST_DATABASE_URL } from './support.js';
 
 const describeOnPostgres = TEST_DATABASE_URL ? describe : describe.skip;
 

@@ -5,8 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { OpenAPIBackend, type Operation } from 'openapi-backend';
 import type { Response } from 'supertest';
-import { createTribe, join, signupUser, startService, type TestService, type TestUser } from './helpers.js';
-import { ALL_SCOPES, createKey, createPost, platformGet, seedEvent, seedOrder, type CreatedKey } from './platform-fixtures.js';
+import { ALL_SCOPES, createKey, createPost, createTribe, join, seedEvent, seedOrder, signupUser, type CreatedKey, type TestUser } from './factory.js';
+import { platformGet, startService, type TestService } from './support.js';
 
 // CommonJS packages seen from ESM: their `default` export hangs off the module object.
 const Ajv2020 = Ajv2020Module.default;

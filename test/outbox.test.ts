@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type SQL, sql } from 'drizzle-orm';
-import { createTribe, gql, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 type Result = Awaited<ReturnType<typeof gql>>;
 type Rows = Array<Record<string, any>>;
@@ -226,7 +227,6 @@ describe('transactional outbox (events table)', () => {
 
 describe('post.created for a published draft', () => {
   it('is written once when a draft is published, never again on later edits', async () => {
-    const { startService, signupUser, createTribe, gql } = await import('./helpers.js');
     const { sql } = await import('drizzle-orm');
     const t = await startService();
     try {

@@ -4,25 +4,9 @@ import express from 'express';
 import { createHmac, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { paymentsRouter } from '../rest-facade/src/application/payments.js';
-import { verifyStripeSignature } from '../subgraphs/commerce/index.js';
-import { startService, unique, type TestService } from './helpers.js';
-import {
-  ISO,
-  UNKNOWN_ID,
-  UUID,
-  bearer,
-  countOf,
-  crew,
-  eventsOf,
-  expectError,
-  markPaid,
-  movableClock,
-  rows,
-  staffedTribe,
-  type Actor,
-  type Cast,
-} from './learning.fixtures.js';
-import { createKey, platformGet } from './platform-fixtures.js';
+import { createKey, crew, markPaid, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, eventsOf, movableClock, platformGet, sqlRows, startService, type TestService } from './support.js';
+import { expectError, ISO, UUID } from './expected.js';
 
 const SECRET = 'whsec_test_0123456789abcdefghijklmnopqrstuv';
 const HOUR = 3_600_000;
@@ -86,9 +70,9 @@ describe('payments', () => {
     return req.send(options.body ?? raw);
   }
   const orderRow = async (id: string) =>
-    (await rows(t, sql`select status, to_char(paid_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as paid_at from orders where id = ${id}`))[0];
+    (await sqlRows(t, sql`select status, to_char(paid_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as paid_at from orders where id = ${id}`))[0];
   const registrations = (eventId: string) =>
-    rows(t, sql`select user_id, status, order_id, ticket_code from event_registrations where event_id = ${eventId} order by created_at, id`);
+    sqlRows(t, sql`select user_id, status, order_id, ticket_code from event_registrations where event_id = ${eventId} order by created_at, id`);
   const providerEvents = (orderId: string) => countOf(t, sql`select count(*)::int as n from payment_provider_events where order_id = ${orderId}`);
   const paidEvents = async (tribeId: string, orderId: string) =>
     (await eventsOf(t, tribeId, 'order.paid')).filter((e) => e.data.orderId === orderId);
@@ -116,7 +100,7 @@ describe('payments', () => {
       expect(again.status).toBe(202);
       expect(again.body.data.order.id).toBe(first.body.data.order.id);
       expect(
-        await rows(t, sql`select buyer_id, product_type, product_id, amount_cents, currency, status from orders where product_id = ${event.id}`),
+        await sqlRows(t, sql`select buyer_id, product_type, product_id, amount_cents, currency, status from orders where product_id = ${event.id}`),
       ).toEqual([{ buyer_id: s.member.id, product_type: 'event', product_id: event.id, amount_cents: 4990, currency: 'BRL', status: 'pending' }]);
       expect(await registrations(event.id)).toEqual([]);
       const view = await t.api.get(`${base(s.tribe.id)}/${event.id}`).set(bearer(s.member));
@@ -154,7 +138,7 @@ describe('payments', () => {
           },
         },
       ]);
-      expect(await rows(t, sql`select provider, event_id, event_type, order_id from payment_provider_events where order_id = ${order.id}`)).toEqual([
+      expect(await sqlRows(t, sql`select provider, event_id, event_type, order_id from payment_provider_events where order_id = ${order.id}`)).toEqual([
         { provider: 'stripe', event_id: evt.id, event_type: 'checkout.session.completed', order_id: order.id },
       ]);
       // Registering now answers the confirmed registration with its ticket.
@@ -336,7 +320,7 @@ describe('payments', () => {
 
     it('answers 409 order_not_payable for a refunded order and changes nothing', async () => {
       const { s, event, order } = await pendingOrder();
-      await rows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
+      await sqlRows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
       const res = await deliver(stripeEvent(order.id));
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ error: 'order_not_payable' });
@@ -454,7 +438,7 @@ describe('payments', () => {
 
     it('answers 409 order_not_payable for a refunded order', async () => {
       const { s, order } = await pendingOrder();
-      await rows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
+      await sqlRows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
       const res = await markPaidRest(s.tribe.handle, order.id, s.owner.cookie);
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ error: 'order_not_payable' });
@@ -526,22 +510,6 @@ describe('payments', () => {
       const otherKey = await createKey(t, other.owner, other.tribe.handle, ['events:read', 'orders:read']);
       expect((await platformGet(t, '/v1/events', otherKey.key)).body.data).toEqual([]);
       expect((await platformGet(t, '/v1/orders', otherKey.key)).body.data).toEqual([]);
-    });
-  });
-
-  describe('verifyStripeSignature', () => {
-    const payload = Buffer.from('{"id":"evt_1","type":"ping"}');
-    const now = new Date(1_700_000_000_000);
-    it('accepts a known answer and says why it refuses the others', () => {
-      const header = signature(payload.toString(), 1_700_000_000);
-      expect(verifyStripeSignature({ header, payload, secret: SECRET, now })).toBeNull();
-      expect(verifyStripeSignature({ header: undefined, payload, secret: SECRET, now })).toBe('missing_header');
-      expect(verifyStripeSignature({ header: 'garbage', payload, secret: SECRET, now })).toBe('malformed_header');
-      expect(verifyStripeSignature({ header, payload, secret: SECRET, now: new Date(now.getTime() + 300_999) })).toBeNull();
-      expect(verifyStripeSignature({ header, payload, secret: SECRET, now: new Date(now.getTime() - 300_000) })).toBeNull();
-      expect(verifyStripeSignature({ header, payload, secret: SECRET, now: new Date(now.getTime() + 301_000) })).toBe('timestamp_out_of_tolerance');
-      expect(verifyStripeSignature({ header, payload, secret: SECRET, now: new Date(now.getTime() - 301_000) })).toBe('timestamp_out_of_tolerance');
-      expect(verifyStripeSignature({ header, payload: Buffer.from('{}'), secret: SECRET, now })).toBe('no_matching_signature');
     });
   });
 });

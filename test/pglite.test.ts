@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createService } from '../server/service.js';
-import { accessToken, createTribe, join, signupUser, testConfig, type TestService } from './helpers.js';
+import { accessToken, createTribe, join, signupUser } from './factory.js';
+import { testConfig, type TestService } from './support.js';
 
 /** The same end-to-end path as on PostgreSQL, on the embedded PGlite the service uses when DATABASE_URL is unset. */
 describe('service on embedded PGlite', () => {

@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { accessToken, createTribe, gql, signupUser, startService, type TestService, type TestUser } from './helpers.js';
-import {
-  ALL_SCOPES,
-  NO_ENDPOINT,
-  READ_ONLY,
-  UNAUTHORIZED,
-  createKey,
-  expectNoCorsOrRateHeaders,
-  platformGet,
-  type CreatedKey,
-} from './platform-fixtures.js';
+import { accessToken, ALL_SCOPES, createKey, createTribe, signupUser, type CreatedKey, type TestUser } from './factory.js';
+import { gql, platformGet, startService, type TestService } from './support.js';
+import { expectNoCorsOrRateHeaders, NO_ENDPOINT, READ_ONLY, UNAUTHORIZED } from './expected.js';
 
 const PLATFORM_PATHS = ['/v1/me', '/v1/members', '/v1/members/someone', '/v1/posts', '/v1/events', '/v1/orders'];
 

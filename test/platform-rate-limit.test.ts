@@ -3,17 +3,9 @@ import { Redis } from 'ioredis';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
-import { createTribe, signupUser, startService, type TestService, type TestUser } from './helpers.js';
-import {
-  ALL_SCOPES,
-  RATE_LIMITED,
-  UNAUTHORIZED,
-  createKey,
-  expectNoCorsOrRateHeaders,
-  forbiddenBody,
-  platformGet,
-  type CreatedKey,
-} from './platform-fixtures.js';
+import { ALL_SCOPES, createKey, createTribe, signupUser, type CreatedKey, type TestUser } from './factory.js';
+import { platformGet, startService, type TestService } from './support.js';
+import { expectNoCorsOrRateHeaders, forbiddenBody, RATE_LIMITED, UNAUTHORIZED } from './expected.js';
 
 /** Sends `n` GETs with the key, `parallel` at a time, and returns their statuses. */
 async function burst(t: TestService, path: string, key: string, n: number, parallel = 10): Promise<number[]> {

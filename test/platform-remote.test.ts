@@ -4,8 +4,9 @@ import request from 'supertest';
 import { createService } from '../server/service.js';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.js';
 import { serveSubgraph } from '../server/subgraph.js';
-import { createTribe, join, signupUser, testConfig, type TestService } from './helpers.js';
-import { createKey, forbiddenBody, platformGet, seedOrder } from './platform-fixtures.js';
+import { createKey, createTribe, join, seedOrder, signupUser } from './factory.js';
+import { platformGet, testConfig, type TestService } from './support.js';
+import { forbiddenBody } from './expected.js';
 
 const SECRET = 'internal-secret-internal-secret-0123456789';
 

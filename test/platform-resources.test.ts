@@ -1,20 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createTribe, join, setRole, signupUser, startService, type TestService, type TestUser } from './helpers.js';
 import {
   ALL_SCOPES,
-  ISO_UTC,
   createKey,
   createPost,
-  forbiddenBody,
-  platformGet,
-  rows,
+  createTribe,
+  join,
   seedEvent,
   seedOrder,
   setJoinedAt,
   setPostTimes,
+  setRole,
+  signupUser,
   type CreatedKey,
-} from './platform-fixtures.js';
+  type TestUser,
+} from './factory.js';
+import { platformGet, sqlRows, startService, type TestService } from './support.js';
+import { forbiddenBody, ISO } from './expected.js';
 
 /** Two tribes with members, posts, events and orders each; every list test checks that B never leaks into A. */
 describe('Platform API resources', () => {
@@ -190,7 +192,7 @@ describe('Platform API resources', () => {
     it('answers a person in both tribes with the membership of the key tribe', async () => {
       const inB = await platformGet(t, `/v1/members/${people[3].username}`, keyB.key);
       expect(inB.body).toMatchObject({ userId: people[3].id, role: 'member' });
-      expect(inB.body.joinedAt).toMatch(ISO_UTC);
+      expect(inB.body.joinedAt).toMatch(ISO);
       expect(inB.body.joinedAt).not.toBe('2030-01-05T00:00:00.000Z');
     });
 
@@ -254,7 +256,7 @@ describe('Platform API resources', () => {
             isPinned: false,
             publishedAt: '2030-02-10T00:00:00.000Z',
             createdAt: '2030-02-01T00:00:00.000Z',
-            updatedAt: expect.stringMatching(ISO_UTC),
+            updatedAt: expect.stringMatching(ISO),
           },
           expect.objectContaining({ object: 'post', id: b.id, publishedAt: '2030-02-05T00:00:00.000Z', createdAt: '2030-02-05T00:00:00.000Z' }),
           expect.objectContaining({ object: 'post', id: c.id, isPinned: true, publishedAt: '2030-02-04T00:00:00.000Z', author: expect.objectContaining({ userId: ownerA.id }) }),
@@ -325,8 +327,8 @@ describe('Platform API resources', () => {
             maxAttendees: 40,
             priceCents: 2500,
             currency: 'BRL',
-            createdAt: expect.stringMatching(ISO_UTC),
-            updatedAt: expect.stringMatching(ISO_UTC),
+            createdAt: expect.stringMatching(ISO),
+            updatedAt: expect.stringMatching(ISO),
           },
           expect.objectContaining({ object: 'event', id: events[0].id, title: 'Kickoff', eventType: 'online', location: null, maxAttendees: null, priceCents: 0 }),
           expect.objectContaining({ object: 'event', id: events[2].id, title: 'Past' }),
@@ -430,7 +432,7 @@ describe('Platform API resources', () => {
   describe('scopes', () => {
     it('are fixed at creation: promoting a human does not widen a key', async () => {
       const key = await createKey(t, ownerA, tribeA.handle, ['posts:read']);
-      const [row] = await rows(t, sql`select scopes from api_keys where id = ${key.id}`);
+      const [row] = await sqlRows(t, sql`select scopes from api_keys where id = ${key.id}`);
       expect(row.scopes).toEqual(['posts:read']);
       const res = await platformGet(t, '/v1/orders', key.key);
       expect(res.status).toBe(403);

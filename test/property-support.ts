@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
-import type { TestService } from './helpers.js';
+import type { TestService } from './support.js';
 
 /**
  * The fixed fast-check seed of the hostile-input test: a failure prints its seed and path and reruns the same

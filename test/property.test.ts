@@ -19,7 +19,8 @@ import {
   type GraphQLField,
   type GraphQLInputType,
 } from 'graphql';
-import { accessToken, createTribe, gql, join, signupUser, startService, type TestService, type TestUser } from './helpers.js';
+import { accessToken, createTribe, join, signupUser, type TestUser } from './factory.js';
+import { gql, isolatedDatabase, LOOPBACK_ALLOWED, startService, type TestService } from './support.js';
 import {
   RUNS,
   SEED,
@@ -39,7 +40,6 @@ import {
   type Kind,
   type Surface,
 } from './property-support.js';
-import { isolatedDatabase, LOOPBACK_ALLOWED } from './webhooks-support.js';
 
 jest.setTimeout(120_000);
 

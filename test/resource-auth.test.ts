@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type SQL } from 'drizzle-orm';
 import { SignJWT } from 'jose';
-import { accessToken, signupUser, startService, type TestService, type TestUser } from './helpers.js';
+import { accessToken, signupUser, type TestUser } from './factory.js';
+import { startService, type TestService } from './support.js';
 
 /** Token-authenticated resource API, authentication (spec 4.5, 5.3): login, refresh rotation, me. */
 describe('resource API auth', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type SQL } from 'drizzle-orm';
-import { accessToken, createTribe, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { accessToken, createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { startService, type TestService } from './support.js';
 
 type Actor = TestUser & { token: string };
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type SQL } from 'drizzle-orm';
-import { accessToken, createTribe, gql, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { accessToken, createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 type Actor = TestUser & { token: string };
 type Who = 'owner' | 'moderator' | 'member' | 'member2' | 'outsider';

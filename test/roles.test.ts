@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type SQL, sql } from 'drizzle-orm';
-import { createTribe, gql, join, setRole, signupUser, startService, unique, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 /**
  * The role matrix of docs/roles.md, executed: every cell holding an error code runs the action as that role and

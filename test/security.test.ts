@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createService } from '../server/service.js';
-import { createTribe, gql, join, signupUser, testConfig, type TestService } from './helpers.js';
+import { createTribe, join, signupUser } from './factory.js';
+import { gql, testConfig, type TestService } from './support.js';
 
 /** Regressions found in review: secrets in logs, and rights that must end with the membership. */
 describe('security regressions', () => {

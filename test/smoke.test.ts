@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTribe, gql, signupUser, startService, type TestService } from './helpers.js';
+import { createTribe, signupUser } from './factory.js';
+import { gql, startService, type TestService } from './support.js';
 
 describe('service smoke', () => {
   let t: TestService;

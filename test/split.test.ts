@@ -8,9 +8,8 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { startSplit, type Split } from '../scripts/split.js';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.js';
-import { accessToken, createTribe, gql, join, signupUser, TEST_DATABASE_URL, type TestService, type TestUser } from './helpers.js';
-import { createKey, platformGet } from './platform-fixtures.js';
-import { isolatedDatabase, LOOPBACK_ALLOWED, Receiver, registerEndpoint, waitFor } from './webhooks-support.js';
+import { accessToken, createKey, createTribe, join, registerEndpoint, signupUser, type TestUser } from './factory.js';
+import { gql, isolatedDatabase, LOOPBACK_ALLOWED, platformGet, Receiver, TEST_DATABASE_URL, waitFor, type TestService } from './support.js';
 
 const RATE_LIMIT = 6;
 const SUBGRAPH_TIMEOUT_MS = 3000;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { accessToken, createTribe, gql, join, setRole, signupUser, type TestService, type TestUser } from './helpers.js';
-import { plantedResolver, sqlRows, startWebhookService } from './webhooks-support.js';
+import { accessToken, createTribe, join, setRole, signupUser, type TestUser } from './factory.js';
+import { gql, plantedResolver, sqlRows, startWebhookService, type TestService } from './support.js';
 
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

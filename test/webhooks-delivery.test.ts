@@ -1,6 +1,19 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, registerEndpoint, signupUser, type TestUser } from './factory.js';
+import {
+  answer,
+  dropConnection,
+  gql,
+  hang,
+  isolatedDatabase,
+  ManualClock,
+  plantedResolver,
+  Receiver,
+  sqlRows,
+  startWebhookService,
+  type TestService,
+} from './support.js';
 import { emitEvent, type OutboxEventType } from '../subgraphs/outbox/index.js';
 import {
   attempt,
@@ -12,18 +25,6 @@ import {
   PING_MESSAGE,
   RETRY_DELAYS_MS,
 } from '../subgraphs/webhooks/index.js';
-import {
-  ManualClock,
-  Receiver,
-  answer,
-  dropConnection,
-  hang,
-  isolatedDatabase,
-  plantedResolver,
-  registerEndpoint,
-  sqlRows,
-  startWebhookService,
-} from './webhooks-support.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

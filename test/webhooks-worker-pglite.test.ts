@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createTribe, join, signupUser, type TestService } from './helpers.js';
-import { Receiver, registerEndpoint, sqlRows, startWebhookService, waitFor } from './webhooks-support.js';
+import { createTribe, join, registerEndpoint, signupUser } from './factory.js';
+import { Receiver, sqlRows, startWebhookService, waitFor, type TestService } from './support.js';
 
 /** `npm start` without DATABASE_URL: Agenda runs on the embedded PGlite through the pool adapter. */
 describe('webhook worker on PGlite', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { createTribe, gql, join, signupUser, type TestService, type TestUser } from './helpers.js';
+import { createTribe, join, registerEndpoint, signupUser, type TestUser } from './factory.js';
+import { gql, isolatedDatabase, Receiver, sqlRows, startWebhookService, waitFor, type TestService } from './support.js';
 import { JOB_WEBHOOKS_DRAIN, JOB_WEBHOOKS_FANOUT } from '../jobs/src/worker.js';
-import { Receiver, isolatedDatabase, registerEndpoint, sqlRows, startWebhookService, waitFor } from './webhooks-support.js';
 
 /** The Agenda worker inside the service, on short intervals, against a database of its own. */
 describe('webhook worker (Agenda)', () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { gql, startService, type TestService, type TestUser } from './helpers.js';
-import { ISO, UNKNOWN_ID, UUID, countOf, crew, eventsOf, memberXp, staffedTribe, xpAwards, type Cast } from './learning.fixtures.js';
+import { crew, staffedTribe, UNKNOWN_ID, type Cast, type TestUser } from './factory.js';
+import { countOf, eventsOf, gql, memberXp, startService, xpAwards, type TestService } from './support.js';
+import { ISO, UUID } from './expected.js';
 
 const WIN = 'id community { id } author { id } title content status approvedBy { id } approvedAt createdAt';
 

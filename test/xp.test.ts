@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
-import { awardXp, levelFor, xpForLevel } from '../subgraphs/members/index.js';
-import { createTribe, join, signupUser, startService, unique, type TestService } from './helpers.js';
+import { awardXp } from '../subgraphs/members/index.js';
+import { createTribe, join, signupUser, unique } from './factory.js';
+import { startService, type TestService } from './support.js';
 
 describe('XP and levels', () => {
-  describe('levelFor', () => {
-    it('follows level = floor(sqrt(xp / 100)) + 1', () => {
-      expect([0, 99, 100, 399, 400, 899, 900, 1600].map(levelFor)).toEqual([1, 1, 2, 2, 3, 3, 4, 5]);
-      expect([1, 2, 3, 4, 5].map(xpForLevel)).toEqual([0, 100, 400, 900, 1600]);
-      for (let xp = 0; xp < 5000; xp += 37) expect(xpForLevel(levelFor(xp))).toBeLessThanOrEqual(xp);
-    });
-  });
-
   describe('awardXp', () => {
     let t: TestService;
     beforeAll(async () => {

@@ -6,9 +6,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createService } from '../../server/service.js';
-import { accessToken, createTribe, signupUser, testConfig, TEST_DATABASE_URL, unique, type TestService, type TestUser } from '../helpers.js';
-import { createKey } from '../platform-fixtures.js';
-import { isolatedDatabase, waitFor } from '../webhooks-support.js';
+import { accessToken, createKey, createTribe, signupUser, unique, type TestUser } from '../factory.js';
+import { isolatedDatabase, TEST_DATABASE_URL, testConfig, waitFor, type TestService } from '../support.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const CREATE_POST = 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }';

@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
-import { TEST_DATABASE_URL, unique } from '../helpers.js';
-import { isolatedDatabase, waitFor } from '../webhooks-support.js';
+import { unique } from '../factory.js';
+import { isolatedDatabase, TEST_DATABASE_URL, waitFor } from '../support.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CREATE_POST = 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }';

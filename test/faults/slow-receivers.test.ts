@@ -3,8 +3,19 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { drain, RESPONSE_BODY_CAP_BYTES } from '../../subgraphs/webhooks/index.js';
-import { createTribe, gql, signupUser, TEST_DATABASE_URL, type TestService, type TestUser } from '../helpers.js';
-import { Receiver, type Behaviour, hang, isolatedDatabase, registerEndpoint, sqlRows, startWebhookService, waitFor } from '../webhooks-support.js';
+import { createTribe, registerEndpoint, signupUser, type TestUser } from '../factory.js';
+import {
+  gql,
+  hang,
+  isolatedDatabase,
+  Receiver,
+  sqlRows,
+  startWebhookService,
+  TEST_DATABASE_URL,
+  waitFor,
+  type Behaviour,
+  type TestService,
+} from '../support.js';
 import { memoryOf, spawnWorker, type WorkerProcess } from './worker-process.js';
 
 const TIMEOUT_MS = 2500;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { startWorker, type Worker } from '../../jobs/src/worker.js';
-import { createTribe, gql, signupUser, TEST_DATABASE_URL, type TestService } from '../helpers.js';
-import { Receiver, isolatedDatabase, registerEndpoint, sqlRows, startWebhookService, waitFor } from '../webhooks-support.js';
+import { createTribe, registerEndpoint, signupUser } from '../factory.js';
+import { gql, isolatedDatabase, Receiver, sqlRows, startWebhookService, TEST_DATABASE_URL, waitFor, type TestService } from '../support.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const EVENTS = 200;

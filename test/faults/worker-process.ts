@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LOOPBACK_ALLOWED } from '../webhooks-support.js';
+import { LOOPBACK_ALLOWED } from '../support.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CA = fileURLToPath(new URL('../fixtures/tls/ca.pem', import.meta.url));

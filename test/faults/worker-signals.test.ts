@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
 import { sql } from 'drizzle-orm';
-import { createTribe, gql, signupUser, TEST_DATABASE_URL, type TestService, type TestUser } from '../helpers.js';
-import { Receiver, answer, isolatedDatabase, registerEndpoint, sqlRows, startWebhookService, waitFor } from '../webhooks-support.js';
+import { createTribe, registerEndpoint, signupUser, type TestUser } from '../factory.js';
+import { answer, gql, isolatedDatabase, Receiver, sqlRows, startWebhookService, TEST_DATABASE_URL, waitFor, type TestService } from '../support.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
 
 const DELIVERIES = 25;
