@@ -146,6 +146,19 @@ describe('resource API communities', () => {
       expect(await rows(sql`select id from communities where created_by = ${owner.id}`)).toHaveLength(0);
     });
 
+    it.each([
+      ['a numeric category', { category: 5 }, 'category', 'String cannot represent a non string value: 5'],
+      ['a string is_public', { is_public: 'yes' }, 'is_public', 'Boolean cannot represent a non boolean value: "yes"'],
+    ])('names the field and what is wrong for %s (a type the schema refuses)', async (_name, extra, field, message) => {
+      const owner = await actor();
+      const handle = `c-${unique()}`;
+      const res = await t.api.post('/v1/communities').set(as(owner)).send({ name: 'Typed', handle, ...extra });
+      expectError(res, 400, 'invalid_input');
+      expect(res.body.error.message).toBe(`${field}: ${message}`);
+      expect(res.body.error.details).toEqual([{ field, message }]);
+      expect(await countHandle(handle)).toBe(0);
+    });
+
     it('answers 401 unauthorized without an access token and writes no row', async () => {
       const handle = `c-${unique()}`;
       expectError(await t.api.post('/v1/communities').send({ name: 'Anon', handle }), 401, 'unauthorized');

@@ -1,6 +1,7 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
+import { buildSchema, coerceInputValue, isInputType, Kind, parse, typeFromAST, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
 import { formatPublicError, serviceUnavailableStatus } from '../../subgraphs/kernel/graphql-errors.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
@@ -80,15 +81,49 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus],
   });
   await server.start();
+  const checkVariables = variableChecker(buildSchema(composeSupergraph()));
   const execute: OperationRunner = async <TResult, TVariables>(
     ctx: RequestContext,
     query: TypedDocumentString<TResult, TVariables>,
     variables?: OperationVariables<TVariables>,
   ) => {
+    const refused = checkVariables(query, variables as Record<string, unknown> | undefined);
+    if (refused) return { errors: [refused] };
     const response = await server.executeOperation<Record<string, unknown>>({ query, variables }, { contextValue: ctx });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by the REST facade');
     // The data has the shape the document selects: the generated result type of that document.
     return response.body.singleResult as ExecutionResult<TResult>;
   };
   return { server, execute, stop: () => server.stop() };
+}
+
+/**
+ * The first variable of a fixed document that does not coerce to its declared type, as a structured error:
+ * `extensions: { code: "BAD_USER_INPUT", reason: "invalid_value", field: "input.category", problem: "String cannot
+ * represent a non string value: 5" }`. The REST facade runs this before execution, so its 400s name the field from
+ * these parts instead of parsing graphql-js's message text; GraphQL clients are not affected.
+ */
+function variableChecker(schema: GraphQLSchema) {
+  const operations = new Map<string, OperationDefinitionNode | undefined>(); // fixed documents: a bounded set
+  return (document: string, variables: Record<string, unknown> = {}) => {
+    if (!operations.has(document)) {
+      operations.set(document, parse(document).definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION));
+    }
+    for (const definition of operations.get(document)?.variableDefinitions ?? []) {
+      const name = definition.variable.name.value;
+      const type = typeFromAST(schema, definition.type as Parameters<typeof typeFromAST>[1]);
+      if (!type || !isInputType(type)) continue; // the gateway's validation reports it
+      const value = variables[name];
+      if (value === undefined || value === null) continue; // absent or null where required: the gateway refuses it
+      let problem: { path: ReadonlyArray<string | number>; message: string } | undefined;
+      coerceInputValue(value, type, (path, _invalid, error) => (problem ??= { path, message: error.message }));
+      if (problem) return refusedVariable(name, problem.path, problem.message);
+    }
+    return null;
+  };
+}
+
+function refusedVariable(name: string, path: ReadonlyArray<string | number>, problem: string) {
+  const field = [name, ...path].map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${p}` : p)).join('');
+  return { message: `Variable "$${field}": ${problem}`, extensions: { code: 'BAD_USER_INPUT', reason: 'invalid_value', field, problem } };
 }

@@ -49,7 +49,10 @@ export function unwrap<T>(result: ExecutionResult<T>): T {
     if (typeof ext.status === 'number' && typeof ext.code === 'string' && ext.status < 500) {
       throw new HttpError(ext.status, ext.code, first.message, ext.details);
     }
-    if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') throw inputError(first.message);
+    if (ext.reason === 'invalid_value' && typeof ext.field === 'string') throw inputError(ext.field, String(ext.problem));
+    if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') {
+      throw new HttpError(400, 'invalid_input', 'The request has a value of the wrong type.');
+    }
     if (ext.code === SERVICE_UNAVAILABLE) throw serviceUnavailable();
     throw new HttpError(500, 'internal_error', 'Internal server error.');
   }
@@ -66,15 +69,11 @@ export function present<T>(value: T | null | undefined): T {
 }
 
 /**
- * A GraphQL variable-coercion message (`Variable "$input" got invalid value 5 at "input.category"; String cannot
- * represent a non string value: 5`) in the words of the REST body: the field and what is wrong with it.
+ * A variable the REST runner refused before execution (see `variableChecker` in gateway/src/graph.ts), in the words of
+ * the REST body: `input.category` becomes the field `category`, camelCase becomes snake_case.
  */
-function inputError(message: string): HttpError {
-  const match = /^Variable "\$(\w+)" got invalid value .*? at "([^"]+)"; (.*)$/s.exec(message)
-    ?? /^Variable "\$(\w+)" got invalid value .*?; (.*)$/s.exec(message);
-  if (!match) return new HttpError(400, 'invalid_input', 'The request has a value of the wrong type.');
-  const path = match.length === 4 ? match[2].replace(/^input\./, '') : match[1];
-  const field = path.replace(/([A-Z])/g, (c) => `_${c.toLowerCase()}`);
-  const reason = (match.length === 4 ? match[3] : match[2]).replace(/Field "(\w+)"/g, '$1').slice(0, 200);
-  return new HttpError(400, 'invalid_input', `${field}: ${reason}`, [{ field, message: reason }]);
+function inputError(variablePath: string, problem: string): HttpError {
+  const field = variablePath.replace(/^input\./, '').replace(/([A-Z])/g, (c) => `_${c.toLowerCase()}`);
+  const message = problem.replace(/Field "(\w+)"/g, '$1').slice(0, 200);
+  return new HttpError(400, 'invalid_input', `${field}: ${message}`, [{ field, message }]);
 }
