@@ -1,6 +1,6 @@
 import type { ExecutionResult } from '../../gateway/src/graph.js';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
-import { DomainError, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../subgraphs/kernel/index.js';
+import { DomainError, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorKind } from '../../subgraphs/kernel/index.js';
 
 /** An error on its way to an HTTP envelope: status, machine code, human message, optional details and headers. */
 export class HttpError extends Error {
@@ -16,6 +16,9 @@ export class HttpError extends Error {
   }
 }
 
+/** The REST statuses of domain error kinds (each envelope then words the code its own way). */
+const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, unavailable: 503 };
+
 /** 503 `service_unavailable` with `Retry-After`: the database is unreachable; the request may be retried. */
 export const serviceUnavailable = (): HttpError =>
   new HttpError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
@@ -28,7 +31,7 @@ export const serviceUnavailable = (): HttpError =>
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  if (error instanceof DomainError) return new HttpError(error.status, error.code, error.message, error.details);
+  if (error instanceof DomainError) return new HttpError(STATUS_OF[error.kind], error.code, error.message, error.details);
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const e = error as { type?: string; status?: number; statusCode?: number };
   if (e?.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');

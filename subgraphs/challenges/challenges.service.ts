@@ -41,7 +41,7 @@ export { CHECKIN_XP } from './challenges.streak.js';
 export const CHALLENGE_CHECKIN = 'challenge.checkin';
 export const CHALLENGE_COMPLETED = 'challenge.completed';
 
-const notEnrolled = () => new DomainError('not_enrolled', 403, 'Enroll in the challenge first.');
+const notEnrolled = () => new DomainError('forbidden', 'not_enrolled', 'Enroll in the challenge first.');
 
 const createInput = z
   .object({

@@ -71,7 +71,7 @@ function checkAmount(order: Order, object: Record<string, unknown>): void {
  */
 export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatureHeader: string | undefined): Promise<WebhookReceipt> {
   const secret = app.config.payments.stripeWebhookSecret;
-  if (!secret) throw new DomainError('payments_not_configured', 503, 'STRIPE_WEBHOOK_SECRET is not set.');
+  if (!secret) throw new DomainError('unavailable', 'payments_not_configured', 'STRIPE_WEBHOOK_SECRET is not set.');
   const now = app.clock();
   const failure = verifyStripeSignature({ header: signatureHeader, payload: rawBody, secret, now });
   if (failure) {

@@ -36,7 +36,7 @@ export type { Course, CourseEnrollment, CourseModule, Lesson } from './courses.t
 /** XP source of a completed course; the key is `course.completed:<enrollment id>`. */
 export const COURSE_COMPLETED = 'course.completed';
 
-const notEnrolled = () => new DomainError('not_enrolled', 403, 'Enroll in the course first.');
+const notEnrolled = () => new DomainError('forbidden', 'not_enrolled', 'Enroll in the course first.');
 
 const title = text({ max: 200, min: 1, trim: true, required: 'title is required' });
 const position = z.number({ error: 'position must be an integer' }).int('position must be an integer').min(0).max(100_000);

@@ -97,7 +97,7 @@ export async function checkPassword(app: AppDeps, raw: unknown): Promise<User> {
   const input = parseInput(loginInput, raw);
   const found = await repo.findUserByEmail(app.database.db, input.email.trim());
   const ok = await verify(found?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
-  if (!found || !found.passwordHash || !ok) throw new DomainError('invalid_credentials', 401, 'Email or password is wrong.');
+  if (!found || !found.passwordHash || !ok) throw new DomainError('unauthenticated', 'invalid_credentials', 'Email or password is wrong.');
   const { passwordHash: _, ...user } = found;
   return user;
 }
@@ -184,7 +184,7 @@ const refreshInput = z.object({ refresh_token: z.string({ error: 'refresh_token 
  */
 export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<TokenPair> {
   const { refresh_token: token } = parseInput(refreshInput, raw);
-  const bad = () => new DomainError('invalid_refresh_token', 401, 'Refresh token is invalid, expired or already used.');
+  const bad = () => new DomainError('unauthenticated', 'invalid_refresh_token', 'Refresh token is invalid, expired or already used.');
   const now = app.clock();
   // An over-long string is just another unknown token: 401 like any other, not a 400.
   const row = token.length <= 200 ? await repo.findRefreshToken(app.database.db, sha256(token)) : undefined;

@@ -1,10 +1,15 @@
-/** Transport-neutral domain errors. Each surface maps them to its envelope in one place. */
+/**
+ * What kind of refusal a domain error is. Each surface maps kinds to its own statuses in its one error mapping
+ * (GraphQL: `subgraphs/kernel/graphql-errors.ts`; REST: `rest-facade/src/errors.ts`).
+ */
+export type ErrorKind = 'unauthenticated' | 'forbidden' | 'not_found' | 'invalid' | 'conflict' | 'unavailable';
+
+/** Transport-neutral domain errors: a kind, a machine-readable code, a message, optional field details. */
 export class DomainError extends Error {
   constructor(
+    readonly kind: ErrorKind,
     /** Machine-readable code, e.g. `not_found`, `email_taken`. */
     readonly code: string,
-    /** HTTP status the REST surfaces use for it. */
-    readonly status: number,
     message: string,
     /** Field-level details for validation failures. */
     readonly details?: unknown,
@@ -14,16 +19,11 @@ export class DomainError extends Error {
   }
 }
 
-export const unauthorized = (message = 'Authentication required.') => new DomainError('unauthorized', 401, message);
-export const forbidden = (message = 'You are not allowed to do this.') => new DomainError('forbidden', 403, message);
-export const notFound = (what = 'Resource') => new DomainError('not_found', 404, `${what} not found.`);
-export const invalid = (code: string, message: string, details?: unknown) => new DomainError(code, 400, message, details);
-export const conflict = (code: string, message: string) => new DomainError(code, 409, message);
-
-/** GraphQL `extensions` for a domain error; the gateway and the REST facade read `code`, `status` and `details`. */
-export function errorExtensions(error: DomainError): Record<string, unknown> {
-  return { code: error.code, status: error.status, ...(error.details === undefined ? {} : { details: error.details }) };
-}
+export const unauthorized = (message = 'Authentication required.', code = 'unauthorized') => new DomainError('unauthenticated', code, message);
+export const forbidden = (message = 'You are not allowed to do this.', code = 'forbidden') => new DomainError('forbidden', code, message);
+export const notFound = (what = 'Resource') => new DomainError('not_found', 'not_found', `${what} not found.`);
+export const invalid = (code: string, message: string, details?: unknown) => new DomainError('invalid', code, message, details);
+export const conflict = (code: string, message: string) => new DomainError('conflict', code, message);
 
 /** Socket-level error codes that mean the database connection failed or was cut. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

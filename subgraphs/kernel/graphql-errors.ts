@@ -1,10 +1,18 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
-import { DomainError, errorExtensions, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
+import { DomainError, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorKind } from './errors.js';
 
 /** `extensions.code` of an error raised because the database is unreachable (HTTP 503, retry later). */
 export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
+
+/** The HTTP status GraphQL errors carry in `extensions.status` (and the REST facade reads back), per kind. */
+const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, unavailable: 503 };
+
+/** GraphQL `extensions` of a domain error: `code`, `status` and, for validation failures, `details`. */
+export function errorExtensions(error: DomainError): Record<string, unknown> {
+  return { code: error.code, status: STATUS_OF[error.kind], ...(error.details === undefined ? {} : { details: error.details }) };
+}
 
 /**
  * Maps an error raised while executing a subgraph: domain errors keep their code, status and details in
