@@ -12,9 +12,8 @@ export const AFFILIATE_CODE = /^[A-Za-z0-9_-]{11}$/;
 /** The caller's affiliate code in the tribe, created on first use (members only; one per member per tribe). */
 export async function myAffiliateCode(ctx: RequestContext, communityId: string): Promise<AffiliateCode> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'member');
+  const { userId } = await requireRole(ctx, community.id, 'member');
   const db = ctx.app.database.db;
-  const userId = ctx.caller!.userId;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const existing = await repo.findCodeOf(db, community.id, userId);
     if (existing) return existing;

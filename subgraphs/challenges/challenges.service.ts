@@ -195,7 +195,7 @@ export async function leaderboard(
 /** Creates a challenge (moderators and above). */
 export async function createChallenge(ctx: RequestContext, communityId: string, raw: unknown): Promise<Challenge> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'moderator');
+  const { userId } = await requireRole(ctx, community.id, 'moderator');
   const input = parseInput(createInput, raw);
   const now = ctx.app.clock();
   const challenge = await repo.insertChallenge(ctx.app.database.db, {
@@ -208,7 +208,7 @@ export async function createChallenge(ctx: RequestContext, communityId: string, 
     priceCents: input.accessType === 'paid' ? input.price! : 0,
     currency: input.currency ?? DEFAULT_CURRENCY,
     xpReward: input.xpReward ?? 0,
-    createdBy: ctx.caller!.userId,
+    createdBy: userId,
     createdAt: now,
     updatedAt: now,
   });
@@ -232,8 +232,7 @@ export interface EnrollResult {
  */
 export async function enroll(ctx: RequestContext, communityId: string | null | undefined, challengeId: string): Promise<EnrollResult> {
   const challenge = await getChallenge(ctx, challengeId, communityId);
-  await requireRole(ctx, challenge.communityId, 'member');
-  const userId = ctx.caller!.userId;
+  const { userId } = await requireRole(ctx, challenge.communityId, 'member');
   const db = ctx.app.database.db;
   const existing = await viewerEnrollment(ctx, challenge.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };

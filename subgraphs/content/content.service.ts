@@ -129,7 +129,7 @@ function cleanBody(raw: string): string {
 /** Creates a post (members; pinning needs moderator or above). A published post emits `post.created`. */
 export async function createPost(ctx: RequestContext, communityId: string, raw: unknown): Promise<Post> {
   const community: Community = await getCommunity(ctx, communityId);
-  const role = await requireRole(ctx, community.id, 'member');
+  const { role, userId } = await requireRole(ctx, community.id, 'member');
   const input = parseInput(createPostInput, raw);
   if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
   const body = cleanBody(input.content);
@@ -138,7 +138,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   return ctx.app.database.db.transaction(async (tx) => {
     const post = await repo.insertPost(tx, {
       communityId: community.id,
-      authorId: ctx.caller!.userId,
+      authorId: userId,
       body,
       mediaUrls: input.mediaUrls ?? [],
       visibility: input.visibility ?? 'public',
@@ -161,9 +161,9 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
  */
 export async function updatePost(ctx: RequestContext, communityId: string | null | undefined, id: string, raw: unknown): Promise<Post> {
   const post = await getPost(ctx, id, communityId);
-  const role = await requireRole(ctx, post.communityId, 'member');
+  const { role, userId } = await requireRole(ctx, post.communityId, 'member');
   const input = parseInput(updatePostInput, raw);
-  const isAuthor = post.authorId === ctx.caller!.userId;
+  const isAuthor = post.authorId === userId;
   const isModerator = RANK[role] >= RANK.moderator;
   const editsBody = input.content !== undefined || input.mediaUrls !== undefined || input.visibility !== undefined || input.status !== undefined;
   if (editsBody && !isAuthor) throw forbidden('Only the author edits a post.');
@@ -194,8 +194,8 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
 /** Deletes a post and its comments (the author, or moderators and above). */
 export async function deletePost(ctx: RequestContext, communityId: string | null | undefined, id: string): Promise<boolean> {
   const post = await getPost(ctx, id, communityId);
-  const role = await requireRole(ctx, post.communityId, 'member');
-  if (post.authorId !== ctx.caller!.userId && RANK[role] < RANK.moderator) {
+  const { role, userId } = await requireRole(ctx, post.communityId, 'member');
+  if (post.authorId !== userId && RANK[role] < RANK.moderator) {
     throw forbidden('Only the author or a moderator deletes a post.');
   }
   await repo.deletePost(ctx.app.database.db, post.id);
@@ -223,7 +223,7 @@ export async function createComment(
   raw: unknown,
 ): Promise<Comment> {
   const post = await getPost(ctx, postId, communityId);
-  await requireRole(ctx, post.communityId, 'member');
+  const { userId } = await requireRole(ctx, post.communityId, 'member');
   const input = parseInput(commentInput, raw);
   if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
   const body = cleanBody(input.content);
@@ -234,7 +234,7 @@ export async function createComment(
   return repo.insertComment(ctx.app.database.db, {
     postId: post.id,
     communityId: post.communityId,
-    authorId: ctx.caller!.userId,
+    authorId: userId,
     parentId: input.parentId ?? null,
     body,
     createdAt: ctx.app.clock(),

@@ -147,7 +147,7 @@ export const courseById = (ctx: RequestContext, id: string): Promise<Course | nu
 /** Creates a course (moderators and above). Money is stored as integer cents. */
 export async function createCourse(ctx: RequestContext, communityId: string, raw: unknown): Promise<Course> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'moderator');
+  const { userId } = await requireRole(ctx, community.id, 'moderator');
   const input = parseInput(createInput, raw);
   const now = ctx.app.clock();
   const course = await repo.insertCourse(ctx.app.database.db, {
@@ -158,7 +158,7 @@ export async function createCourse(ctx: RequestContext, communityId: string, raw
     priceCents: input.accessType === 'paid' ? input.price! : 0,
     currency: input.currency ?? DEFAULT_CURRENCY,
     xpReward: input.xpReward ?? 0,
-    createdBy: ctx.caller!.userId,
+    createdBy: userId,
     createdAt: now,
     updatedAt: now,
   });
@@ -226,8 +226,7 @@ export interface EnrollResult {
  */
 export async function enroll(ctx: RequestContext, communityId: string | null | undefined, courseId: string): Promise<EnrollResult> {
   const course = await getCourse(ctx, courseId, communityId);
-  await requireRole(ctx, course.communityId, 'member');
-  const userId = ctx.caller!.userId;
+  const { userId } = await requireRole(ctx, course.communityId, 'member');
   const db = ctx.app.database.db;
   const existing = await viewerEnrollment(ctx, course.id);
   if (existing) return { status: existing.status, created: false, enrollment: existing, order: null, checkout: null };

@@ -225,8 +225,7 @@ const eventFull = () => conflict('event_full', 'The event is full: no seats are 
  */
 export async function register(ctx: RequestContext, communityId: string | null | undefined, eventId: string): Promise<RegisterResult> {
   const event = await getEvent(ctx, eventId, communityId);
-  await requireRole(ctx, event.communityId, 'member');
-  const userId = ctx.caller!.userId;
+  const { userId } = await requireRole(ctx, event.communityId, 'member');
   const db = ctx.app.database.db;
   const existing = await viewerRegistration(ctx, event.id);
   if (existing) return { status: existing.status, created: false, registration: existing, order: null, checkout: null };
@@ -266,10 +265,10 @@ export async function checkIn(
   ticketCode: unknown,
 ): Promise<EventRegistration> {
   const event = await getEvent(ctx, eventId, communityId);
-  await requireRole(ctx, event.communityId, 'moderator');
+  const { userId } = await requireRole(ctx, event.communityId, 'moderator');
   const { ticketCode: code } = parseInput(ticketInput, { ticketCode });
   const db = ctx.app.database.db;
-  const done = await repo.checkIn(db, event.id, code, ctx.caller!.userId, ctx.app.clock());
+  const done = await repo.checkIn(db, event.id, code, userId, ctx.app.clock());
   if (done) return done;
   const found = await repo.findByTicket(db, code);
   if (!found || found.eventId !== event.id) throw notFound('Ticket');

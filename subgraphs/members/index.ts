@@ -1,4 +1,5 @@
-export { RANK, requireRole, requireView, requireVisible, viewerRole } from './members.access.js';
+export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, viewerRole } from './members.access.js';
+export type { TribeCaller, TribeRef } from './members.access.js';
 export {
   addOwner,
   joinByInvite,

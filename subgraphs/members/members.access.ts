@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
-import { getCommunity } from '../tribes/index.js';
-import { type RequestContext, forbidden, notFound, requestScoped, unauthorized } from '../kernel/index.js';
+import { getCommunity, getCommunityByHandle, type Community } from '../tribes/index.js';
+import { type RequestContext, forbidden, isUuid, notFound, requestScoped, unauthorized } from '../kernel/index.js';
 import * as repo from './members.repository.js';
 import type { Role } from './members.tables.js';
 
@@ -26,12 +26,37 @@ export function forgetViewerRole(ctx: RequestContext, communityId: string): void
   roleLoader(ctx).clear(communityId);
 }
 
-/** The single authorization gate: the caller must be signed in and hold at least `min` in the community. */
-export async function requireRole(ctx: RequestContext, communityId: string, min: Role): Promise<Role> {
+/** Who passed a tribe gate, and with what role. */
+export interface TribeCaller {
+  userId: string;
+  role: Role;
+}
+
+/** The single authorization gate: the caller must be signed in (401) and hold at least `min` in the tribe (403). */
+export async function requireRole(ctx: RequestContext, communityId: string, min: Role): Promise<TribeCaller> {
   if (!ctx.caller) throw unauthorized();
   const role = await viewerRole(ctx, communityId);
   if (!role || RANK[role] < RANK[min]) throw forbidden(`This needs the ${min} role or above in the tribe.`);
-  return role;
+  return { userId: ctx.caller.userId, role };
+}
+
+/** A tribe named by handle or by id (the control plane names it by handle, GraphQL by id). */
+export interface TribeRef {
+  handle?: string | null;
+  communityId?: string | null;
+}
+
+/**
+ * The tribe-admin gate of the control plane (API keys, webhook endpoints): signed in (401), an existing tribe (404),
+ * then owner or admin in it (403). Returns the tribe and who passed.
+ */
+export async function requireTribeAdmin(ctx: RequestContext, ref: TribeRef): Promise<TribeCaller & { community: Community }> {
+  if (!ctx.caller) throw unauthorized();
+  let community: Community;
+  if (typeof ref.handle === 'string') community = await getCommunityByHandle(ctx, ref.handle);
+  else if (isUuid(ref.communityId)) community = await getCommunity(ctx, ref.communityId);
+  else throw notFound('Community');
+  return { community, ...(await requireRole(ctx, community.id, 'admin')) };
 }
 
 /**

@@ -125,7 +125,7 @@ const roleInput = z.enum(['admin', 'moderator', 'member'], { error: 'role is req
  */
 export async function updateMemberRole(ctx: RequestContext, communityId: string, userId: string, rawRole: unknown): Promise<Member> {
   const community = await getCommunity(ctx, communityId);
-  const actorRole = await requireRole(ctx, community.id, 'admin');
+  const { role: actorRole } = await requireRole(ctx, community.id, 'admin');
   if (rawRole === 'owner') throw invalid('invalid_role', 'The owner role cannot be set.');
   const role = parseInput(roleInput, rawRole, 'invalid_role');
   const target = isUuid(userId) ? await repo.find(ctx.app.database.db, community.id, userId) : undefined;
@@ -140,7 +140,7 @@ export async function updateMemberRole(ctx: RequestContext, communityId: string,
 /** Removes a member at once (their posts stay). Moderators and above, over members of lower rank only. */
 export async function removeMember(ctx: RequestContext, communityId: string, userId: string): Promise<boolean> {
   const community = await getCommunity(ctx, communityId);
-  const actorRole = await requireRole(ctx, community.id, 'moderator');
+  const { role: actorRole } = await requireRole(ctx, community.id, 'moderator');
   await ctx.app.database.db.transaction(async (tx) => {
     const target = isUuid(userId) ? await repo.find(tx, community.id, userId) : undefined;
     if (!target) throw notFound('Member');
@@ -154,9 +154,9 @@ export async function removeMember(ctx: RequestContext, communityId: string, use
 /** Creates an invite code for the tribe (moderators and above). */
 export async function createInvite(ctx: RequestContext, communityId: string): Promise<string> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'moderator');
+  const { userId } = await requireRole(ctx, community.id, 'moderator');
   const code = randomToken(12);
-  await repo.insertInvite(ctx.app.database.db, code, community.id, ctx.caller!.userId);
+  await repo.insertInvite(ctx.app.database.db, code, community.id, userId);
   return code;
 }
 

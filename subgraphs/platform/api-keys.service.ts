@@ -1,4 +1,3 @@
-import { getCommunityByHandle, type Community } from '../communities/index.js';
 import {
   type ApiKeyCaller,
   type AppDeps,
@@ -10,11 +9,10 @@ import {
   SCOPES,
   type Scope,
   requireScope,
-  requireUser,
   sha256,
   unauthorized,
 } from '../kernel/index.js';
-import { requireRole } from '../members/index.js';
+import { requireTribeAdmin } from '../members/index.js';
 import * as repo from './api-keys.repository.js';
 import type { ApiKeyRecord } from './api-keys.repository.js';
 
@@ -45,14 +43,6 @@ export interface ApiKeyIdentity {
   communityId: string;
 }
 
-/** The control plane's gate: a session (401), an existing tribe (404), then owner or admin in it (403). */
-async function adminTribe(ctx: RequestContext, handle: string): Promise<Community> {
-  requireUser(ctx);
-  const community = await getCommunityByHandle(ctx, handle);
-  await requireRole(ctx, community.id, 'admin');
-  return community;
-}
-
 /** Trimmed, then cut to 60 characters (code points, so no half emoji); empty is `invalid_name`. */
 function keyName(raw: unknown): string {
   const trimmed = typeof raw === 'string' ? raw.trim() : '';
@@ -73,7 +63,7 @@ function keyScopes(raw: unknown): Scope[] {
  * are stored; the returned `key` cannot be shown again.
  */
 export async function createApiKey(ctx: RequestContext, handle: string, raw: { name?: unknown; scopes?: unknown }): Promise<CreatedApiKey> {
-  const community = await adminTribe(ctx, handle);
+  const { community, userId } = await requireTribeAdmin(ctx, { handle });
   const name = keyName(raw?.name);
   const scopes = keyScopes(raw?.scopes);
   const key = `svc_sk_${randomToken(32)}`;
@@ -84,7 +74,7 @@ export async function createApiKey(ctx: RequestContext, handle: string, raw: { n
     keyPrefix,
     keyHash: sha256(key),
     scopes,
-    createdBy: ctx.caller!.userId,
+    createdBy: userId,
     createdAt: ctx.app.clock(),
   });
   return { id: row.id, name, key, keyPrefix, scopes };
@@ -92,7 +82,7 @@ export async function createApiKey(ctx: RequestContext, handle: string, raw: { n
 
 /** Every key of the tribe, revoked ones included, newest first, with the scope catalogue (owner or admin). */
 export async function listApiKeys(ctx: RequestContext, handle: string): Promise<{ keys: ApiKeyRecord[]; availableScopes: string[] }> {
-  const community = await adminTribe(ctx, handle);
+  const { community } = await requireTribeAdmin(ctx, { handle });
   return { keys: await repo.listByCommunity(ctx.app.database.db, community.id), availableScopes: [...SCOPES] };
 }
 
@@ -101,7 +91,7 @@ export async function listApiKeys(ctx: RequestContext, handle: string): Promise<
  * A key of another tribe is `not_found`. Revoking twice keeps the first revocation time.
  */
 export async function revokeApiKey(ctx: RequestContext, handle: string, id: string): Promise<ApiKeyRecord> {
-  const community = await adminTribe(ctx, handle);
+  const { community } = await requireTribeAdmin(ctx, { handle });
   const db = ctx.app.database.db;
   const key = isUuid(id) ? await repo.findInCommunity(db, community.id, id) : undefined;
   if (!key) throw notFound('API key');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getCommunity, getCommunityByHandle, type Community } from '../communities/index.js';
+import type { Community } from '../communities/index.js';
 import {
   type Page,
   type RequestContext,
@@ -9,11 +9,10 @@ import {
   notFound,
   paging,
   parseInput,
-  requireUser,
   toPage,
   text,
 } from '../kernel/index.js';
-import { requireRole } from '../members/index.js';
+import { requireTribeAdmin, type TribeRef } from '../members/index.js';
 import { isSubscribable, SUBSCRIBABLE_EVENTS } from '../outbox/index.js';
 import { sendPing, type AttemptResult } from './attempt.js';
 import { abortEndpointAttempts, policyOf } from './runtime.js';
@@ -25,27 +24,10 @@ import type { WebhookDelivery, WebhookEndpoint } from './webhooks.tables.js';
 export type { WebhookDelivery, WebhookEndpoint } from './webhooks.tables.js';
 
 /** A tribe named by id or by handle (the control plane uses handles, the resource API ids). */
-export interface TribeRef {
-  communityId?: string | null;
-  handle?: string | null;
-}
+export type { TribeRef } from '../members/index.js';
 
 export const DESCRIPTION_MAX = 140;
 const URL_MAX = 2048;
-
-/**
- * The tribe, after checking that the caller is signed in (401) and is its owner or an admin (403).
- * A missing tribe is 404.
- */
-async function adminTribe(ctx: RequestContext, ref: TribeRef): Promise<Community> {
-  requireUser(ctx);
-  let community: Community;
-  if (typeof ref.handle === 'string') community = await getCommunityByHandle(ctx, ref.handle);
-  else if (typeof ref.communityId === 'string' && isUuid(ref.communityId)) community = await getCommunity(ctx, ref.communityId);
-  else throw notFound('Community');
-  await requireRole(ctx, community.id, 'admin');
-  return community;
-}
 
 async function endpointOf(ctx: RequestContext, community: Community, id: string): Promise<WebhookEndpoint> {
   const endpoint = isUuid(id) ? await repo.findEndpoint(ctx.app.database.db, community.id, id) : undefined;
@@ -99,19 +81,19 @@ export type UpdateEndpointInput = CreateEndpointInput;
 
 /** The tribe's webhook endpoints, oldest first, secrets included (owner and admins only). */
 export async function listEndpoints(ctx: RequestContext, ref: TribeRef): Promise<WebhookEndpoint[]> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   return repo.listEndpoints(ctx.app.database.db, community.id);
 }
 
 /** One endpoint of the tribe, or `not_found`. */
 export async function getEndpoint(ctx: RequestContext, ref: TribeRef, id: string): Promise<WebhookEndpoint> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   return endpointOf(ctx, community, id);
 }
 
 /** Registers an endpoint with a new signing secret (`whsec_` + 32 random bytes, base64url). */
 export async function createEndpoint(ctx: RequestContext, ref: TribeRef, input: CreateEndpointInput): Promise<WebhookEndpoint> {
-  const community = await adminTribe(ctx, ref);
+  const { community, userId } = await requireTribeAdmin(ctx, ref);
   const events = parseEvents(input.events);
   const desc = input.description === undefined ? null : parseInput(description, input.description, 'invalid_description');
   const on = input.enabled === undefined || input.enabled === null ? true : parseInput(enabled, input.enabled);
@@ -124,7 +106,7 @@ export async function createEndpoint(ctx: RequestContext, ref: TribeRef, input: 
     description: desc,
     enabled: on,
     secret: generateSecret(),
-    createdBy: ctx.caller!.userId,
+    createdBy: userId,
     createdAt: now,
     updatedAt: now,
   });
@@ -135,7 +117,7 @@ export async function createEndpoint(ctx: RequestContext, ref: TribeRef, input: 
  * The secret cannot be changed. Disabling keeps pending deliveries queued; enabling resumes them.
  */
 export async function updateEndpoint(ctx: RequestContext, ref: TribeRef, id: string, input: UpdateEndpointInput): Promise<WebhookEndpoint> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   const endpoint = await endpointOf(ctx, community, id);
   const patch: Parameters<typeof repo.updateEndpoint>[3] = {};
   if (input.events !== undefined) patch.events = parseEvents(input.events);
@@ -152,7 +134,7 @@ export async function updateEndpoint(ctx: RequestContext, ref: TribeRef, id: str
 
 /** Deletes an endpoint and its deliveries; sends to it stop at once. */
 export async function deleteEndpoint(ctx: RequestContext, ref: TribeRef, id: string): Promise<boolean> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   const deleted = isUuid(id) && (await repo.deleteEndpoint(ctx.app.database.db, community.id, id));
   if (!deleted) throw notFound('Webhook endpoint');
   abortEndpointAttempts(ctx.app, id);
@@ -166,7 +148,7 @@ export async function listDeliveries(
   endpointId: string,
   raw: { page?: number | null; perPage?: number | null } = {},
 ): Promise<Page<WebhookDelivery>> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   const endpoint = await endpointOf(ctx, community, endpointId);
   const p = paging(raw.page, raw.perPage, 100, 25);
   return toPage(await repo.listDeliveries(ctx.app.database.db, endpoint.id, p.perPage + 1, p.offset), p);
@@ -179,7 +161,7 @@ export interface PingOutcome extends AttemptResult {
 
 /** Sends a `ping` now (also to a disabled endpoint) and answers with the receiver's status and time. */
 export async function testEndpoint(ctx: RequestContext, ref: TribeRef, id: string): Promise<PingOutcome> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   const endpoint = await endpointOf(ctx, community, id);
   const { delivery, result } = await sendPing(ctx.app, endpoint);
   return { ...result, delivery };
@@ -187,7 +169,7 @@ export async function testEndpoint(ctx: RequestContext, ref: TribeRef, id: strin
 
 /** Queues a new attempt cycle for a failed delivery: same id, same body, six attempts again. */
 export async function resendDelivery(ctx: RequestContext, ref: TribeRef, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
-  const community = await adminTribe(ctx, ref);
+  const { community } = await requireTribeAdmin(ctx, ref);
   const endpoint = await endpointOf(ctx, community, endpointId);
   const delivery = isUuid(deliveryId) ? await repo.findDelivery(ctx.app.database.db, endpoint.id, deliveryId) : undefined;
   if (!delivery) throw notFound('Delivery');

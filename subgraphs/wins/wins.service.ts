@@ -62,11 +62,11 @@ export async function listWins(ctx: RequestContext, communityId: string, raw: un
 /** A member posts a win; it waits for approval. */
 export async function postWin(ctx: RequestContext, communityId: string, raw: unknown): Promise<Win> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'member');
+  const { userId } = await requireRole(ctx, community.id, 'member');
   const input = parseInput(winInput, raw);
   const win = await repo.insertWin(ctx.app.database.db, {
     communityId: community.id,
-    authorId: ctx.caller!.userId,
+    authorId: userId,
     title: input.title,
     content: input.content ?? '',
     status: 'pending',
@@ -82,13 +82,13 @@ export async function postWin(ctx: RequestContext, communityId: string, raw: unk
  */
 export async function approveWin(ctx: RequestContext, communityId: string | null | undefined, id: string): Promise<Win> {
   const win = await getWin(ctx, id, communityId);
-  await requireRole(ctx, win.communityId, 'moderator');
-  if (win.authorId === ctx.caller!.userId) throw forbidden('A win is approved by someone other than its author.');
+  const { userId } = await requireRole(ctx, win.communityId, 'moderator');
+  if (win.authorId === userId) throw forbidden('A win is approved by someone other than its author.');
   if (win.status === 'approved') return win;
   const community = await getCommunity(ctx, win.communityId);
   const now = ctx.app.clock();
   const approved = await ctx.app.database.db.transaction(async (tx) => {
-    const row = await repo.approvePending(tx, win.id, ctx.caller!.userId, now);
+    const row = await repo.approvePending(tx, win.id, userId, now);
     if (!row) return (await repo.findWinsByIds(tx, [win.id]))[0];
     if (row.authorId) {
       await awardXp(tx, { communityId: row.communityId, userId: row.authorId, amount: WIN_XP, source: WIN_APPROVED, sourceKey: `${WIN_APPROVED}:${row.id}` });
