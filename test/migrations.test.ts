@@ -56,5 +56,5 @@ describe('migrate on PGlite', () => {
     } finally {
       await db.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

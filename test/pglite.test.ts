@@ -12,7 +12,7 @@ describe('service on embedded PGlite', () => {
     const config = { ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' };
     const service = await createService(config, { log: pino({ level: 'silent' }) });
     t = Object.assign(service, { api: request(service.http) });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await t.stop();
   });
@@ -68,5 +68,5 @@ describe('member search on embedded PGlite', () => {
     } finally {
       await t.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -21,7 +21,7 @@ describe('webhook worker on PGlite', () => {
       },
     });
     receiver = await new Receiver().start();
-  });
+  }, 120_000); // PGlite start-up and migrations are CPU-bound: slow on a loaded 2-core machine
   afterAll(async () => {
     await receiver?.stop();
     await t?.stop();

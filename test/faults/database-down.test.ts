@@ -52,7 +52,7 @@ describePg('database down', () => {
     await t?.stop();
     await proxy?.close();
     await database?.drop();
-  });
+  }, 60_000);
 
   const resourcePost = async (): Promise<Outcome> => {
     const res = await t.api.post(`/v1/communities/${tribe.id}/posts`).set('authorization', `Bearer ${token}`).send({ content: `<p>r ${unique()}</p>` });
