@@ -108,11 +108,11 @@ describe('checkout', () => {
     });
 
     it('answers not_found for unknown or malformed ids and order_not_payable (409) for a failed order', async () => {
-      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, UNKNOWN_ID))).rejects.toMatchObject({ code: 'not_found', status: 404 });
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, UNKNOWN_ID))).rejects.toMatchObject({ code: 'not_found', kind: 'not_found' });
       await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, 'nope'))).rejects.toMatchObject({ code: 'not_found' });
       const s = await pendingCourseOrder();
       await t.deps.database.db.execute(sql`update orders set status = 'failed' where id = ${s.orderId}`);
-      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId))).rejects.toMatchObject({ code: 'order_not_payable', status: 409 });
+      await expect(db().transaction((tx) => markOrderPaid(t.deps, tx, s.orderId))).rejects.toMatchObject({ code: 'order_not_payable', kind: 'conflict' });
       expect(await enrollmentsOf(s.courseId)).toBe(0);
     });
   });
