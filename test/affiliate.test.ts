@@ -51,9 +51,9 @@ describe('affiliate tracking', () => {
     });
 
     it('refuses outsiders (forbidden), anonymous callers (unauthorized) and unknown tribes (not_found)', async () => {
-      expect((await myCode(outsider, tribe.id)).errors?.[0].extensions?.code).toBe('forbidden');
-      expect((await myCode(null as unknown as TestUser, tribe.id)).errors?.[0].extensions?.code).toBe('unauthorized');
-      expect((await myCode(member, UNKNOWN_ID)).errors?.[0].extensions?.code).toBe('not_found');
+      expect((await myCode(outsider, tribe.id)).errors?.[0].extensions?.reason).toBe('forbidden');
+      expect((await myCode(null as unknown as TestUser, tribe.id)).errors?.[0].extensions?.reason).toBe('unauthorized');
+      expect((await myCode(member, UNKNOWN_ID)).errors?.[0].extensions?.reason).toBe('not_found');
     });
   });
 

@@ -428,7 +428,7 @@ describe('API keys (control plane)', () => {
     });
 
     it('applies the same rules and codes', async () => {
-      const code = (out: Awaited<ReturnType<typeof gql>>) => out.errors?.[0]?.extensions?.code;
+      const code = (out: Awaited<ReturnType<typeof gql>>) => out.errors?.[0]?.extensions?.reason;
       expect(code(await gql(t, owner, CREATE, { h: tribe.handle, i: { name: ' ', scopes: ['members:read'] } }))).toBe('invalid_name');
       expect(code(await gql(t, owner, CREATE, { h: tribe.handle, i: { name: 'x', scopes: ['x'] } }))).toBe('no_scopes');
       expect(code(await gql(t, member, CREATE, { h: tribe.handle, i: { name: 'x', scopes: ['members:read'] } }))).toBe('forbidden');

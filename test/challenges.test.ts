@@ -396,7 +396,7 @@ describe('resource API challenges', () => {
       const board = await gql(t, null, 'query($c: ID!){ challengeLeaderboard(challengeId: $c){ items { rank user { id } completedDays } } }', { c: id });
       expect(board.data.challengeLeaderboard.items).toEqual([{ rank: 1, user: { id: s.member.id }, completedDays: 1 }]);
       const repeat = await gql(t, s.member, 'mutation($c: ID!){ checkIn(challengeId: $c, input: {content: "ok", dayNumber: 1}){ checkin { id } } }', { c: id });
-      expect(repeat.errors?.[0].extensions).toMatchObject({ code: 'already_checked_in', status: 409 });
+      expect(repeat.errors?.[0].extensions).toMatchObject({ reason: 'already_checked_in', status: 409 });
     });
   });
 });

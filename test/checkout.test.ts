@@ -34,7 +34,7 @@ describe('checkout', () => {
   }
   const orderRow = async (id: string) => (await sqlRows(t, sql`select status, paid_at, amount_cents, currency from orders where id = ${id}`))[0];
   const enrollmentsOf = (courseId: string) => countOf(t, sql`select count(*)::int as n from course_enrollments where course_id = ${courseId}`);
-  const code = (out: { errors?: Array<{ extensions?: Record<string, any> }> }) => out.errors?.[0].extensions?.code;
+  const code = (out: { errors?: Array<{ extensions?: Record<string, any> }> }) => out.errors?.[0].extensions?.reason;
 
   describe('ensurePendingOrder', () => {
     it('creates one pending order per buyer and item, even for concurrent callers', async () => {

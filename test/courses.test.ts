@@ -560,7 +560,7 @@ describe('resource API courses', () => {
       const read = await gql(t, s.member, 'query($c: ID!){ course(id: $c){ title price viewerEnrollment { status } modules { lessons { title content } } } }', { c: course.id });
       expect(read.data.course).toMatchObject({ price: 0, viewerEnrollment: { status: 'completed' } });
       const denied = await gql(t, s.member, 'mutation($c: ID!){ createCourse(communityId: $c, input: {title: "x", accessType: "free"}){ id } }', { c: s.tribe.id });
-      expect(denied.errors?.[0].extensions?.code).toBe('forbidden');
+      expect(denied.errors?.[0].extensions?.reason).toBe('forbidden');
     });
   });
 });

@@ -466,7 +466,7 @@ describe('resource API events', () => {
       const done = await gql(t, s.moderator, `mutation($e: ID!, $c: ID, $t: String) { checkInEvent(eventId: $e, communityId: $c, ticketCode: $t) { checkedInAt } }`, { e: id, c: s.tribe.id, t: code });
       expect(done.data.checkInEvent.checkedInAt).toMatch(ISO);
       const repeat = await gql(t, s.moderator, `mutation($e: ID!, $t: String) { checkInEvent(eventId: $e, ticketCode: $t) { checkedInAt } }`, { e: id, t: code });
-      expect(repeat.errors?.[0].extensions).toMatchObject({ code: 'already_checked_in', status: 400 });
+      expect(repeat.errors?.[0].extensions).toMatchObject({ reason: 'already_checked_in', status: 400 });
     });
 
     it('refuses createEvent for a member with the forbidden code', async () => {
@@ -475,7 +475,7 @@ describe('resource API events', () => {
         c: s.tribe.id,
         i: { title: 'x', eventType: 'online', startsAt: at(5), endsAt: at(6) },
       });
-      expect(out.errors?.[0].extensions).toMatchObject({ code: 'forbidden', status: 403 });
+      expect(out.errors?.[0].extensions).toMatchObject({ reason: 'forbidden', status: 403 });
       expect(await eventsIn(s.tribe.id)).toBe(0);
     });
   });

@@ -40,7 +40,7 @@ describe('gateway in distributed mode', () => {
 
   it('keeps domain error codes across the HTTP hop', async () => {
     const out = await gql(t, null, 'mutation { createCommunity(input: {name: "x", handle: "remote-anon"}) { id } }');
-    expect(out.errors?.[0].extensions?.code).toBe('unauthorized');
+    expect(out.errors?.[0].extensions?.reason).toBe('unauthorized');
   });
 
   it('serves the resource API through remote subgraphs', async () => {

@@ -17,7 +17,7 @@ const ok = (out: Result) => {
 const failure = (out: Result) => {
   expect(out.errors).toHaveLength(1);
   const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, status: ext.status };
+  return { code: ext.code, reason: ext.reason, status: ext.status };
 };
 
 const COMMUNITY = 'id handle name description isPublic category memberCount viewerRole createdAt updatedAt';
@@ -116,13 +116,13 @@ describe('GraphQL communities and members', () => {
 
     it('answers not_found (404) for an unknown handle and for a non-UUID id', async () => {
       const byHandle = await gql(t, null, Q.byHandle, { h: `missing-${unique()}` });
-      expect(failure(byHandle)).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(byHandle)).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
       expect(byHandle.data).toEqual({ community: null });
-      expect(failure(await gql(t, null, Q.byId, { id: 'nope' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.byId, { id: 'nope' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('answers invalid_input (400) without a handle or an id', async () => {
-      expect(failure(await gql(t, null, '{ community { id } }'))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, null, '{ community { id } }'))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
   });
 
@@ -164,7 +164,7 @@ describe('GraphQL communities and members', () => {
       ['perPage 0', { pp: 0 }],
       ['a negative page', { p: -1 }],
     ])('answers invalid_query (400) for %s', async (_what, vars) => {
-      expect(failure(await gql(t, null, Q.list, vars))).toEqual({ code: 'invalid_query', status: 400 });
+      expect(failure(await gql(t, null, Q.list, vars))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_query', status: 400 });
     });
   });
 
@@ -189,7 +189,7 @@ describe('GraphQL communities and members', () => {
       const owner = await signupUser(t);
       const tribe = await createTribe(t, owner);
       const out = await gql(t, owner, Q.create, { i: { name: 'Copy', handle: tribe.handle.toUpperCase() } });
-      expect(failure(out)).toEqual({ code: 'handle_taken', status: 409 });
+      expect(failure(out)).toEqual({ code: 'CONFLICT', reason: 'handle_taken', status: 409 });
       expect(await rows(sql`select 1 from communities where lower(handle) = ${tribe.handle}`)).toHaveLength(1);
     });
 
@@ -200,12 +200,12 @@ describe('GraphQL communities and members', () => {
       ['a blank name', { name: '   ', handle: 'fine-handle' }],
     ])('answers invalid_input (400) for %s', async (_what, input) => {
       const owner = await signupUser(t);
-      expect(failure(await gql(t, owner, Q.create, { i: input }))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, owner, Q.create, { i: input }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
 
     it('answers unauthorized (401) to anonymous callers and writes nothing', async () => {
       const handle = `anon-${unique()}`;
-      expect(failure(await gql(t, null, Q.create, { i: { name: 'Anon', handle } }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, null, Q.create, { i: { name: 'Anon', handle } }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
       expect(await rows(sql`select 1 from communities where handle = ${handle}`)).toEqual([]);
     });
   });
@@ -234,23 +234,23 @@ describe('GraphQL communities and members', () => {
     });
 
     it('answers empty (400) when no field is sent', async () => {
-      expect(failure(await gql(t, owner, Q.update, { id: tribe.id, i: {} }))).toEqual({ code: 'empty', status: 400 });
+      expect(failure(await gql(t, owner, Q.update, { id: tribe.id, i: {} }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'empty', status: 400 });
     });
 
     it('answers handle_taken (409) when the new handle belongs to another tribe', async () => {
       const other = await createTribe(t, owner);
-      expect(failure(await gql(t, owner, Q.update, { id: tribe.id, i: { handle: other.handle } }))).toEqual({ code: 'handle_taken', status: 409 });
+      expect(failure(await gql(t, owner, Q.update, { id: tribe.id, i: { handle: other.handle } }))).toEqual({ code: 'CONFLICT', reason: 'handle_taken', status: 409 });
     });
 
     it('answers forbidden (403) to a plain member and changes nothing', async () => {
       const member = await signupUser(t);
       await join(t, member, tribe.handle);
-      expect(failure(await gql(t, member, Q.update, { id: tribe.id, i: { name: 'Hijacked' } }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, member, Q.update, { id: tribe.id, i: { name: 'Hijacked' } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect((await rows(sql`select name from communities where id = ${tribe.id}`))[0].name).not.toBe('Hijacked');
     });
 
     it('answers not_found (404) for an unknown tribe', async () => {
-      expect(failure(await gql(t, owner, Q.update, { id: '00000000-0000-4000-8000-000000000000', i: { name: 'x' } }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.update, { id: '00000000-0000-4000-8000-000000000000', i: { name: 'x' } }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -261,7 +261,7 @@ describe('GraphQL communities and members', () => {
       const tribe = await createTribe(t, owner);
       await join(t, member, tribe.handle);
       expect(ok(await gql(t, owner, Q.remove, { id: tribe.id }))).toEqual({ deleteCommunity: true });
-      expect(failure(await gql(t, owner, Q.byHandle, { h: tribe.handle }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.byHandle, { h: tribe.handle }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
       expect(await rows(sql`select 1 from members where community_id = ${tribe.id}`)).toEqual([]);
     });
 
@@ -271,13 +271,13 @@ describe('GraphQL communities and members', () => {
       const tribe = await createTribe(t, owner);
       await join(t, admin, tribe.handle);
       await setRole(t, owner, tribe.id, admin.id, 'admin');
-      expect(failure(await gql(t, admin, Q.remove, { id: tribe.id }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, admin, Q.remove, { id: tribe.id }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect(await rows(sql`select 1 from communities where id = ${tribe.id}`)).toHaveLength(1);
     });
 
     it('answers not_found (404) for an unknown tribe', async () => {
       const user = await signupUser(t);
-      expect(failure(await gql(t, user, Q.remove, { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, user, Q.remove, { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -318,7 +318,7 @@ describe('GraphQL communities and members', () => {
 
     it('answers forbidden (403) for a private tribe without an invite and writes nothing', async () => {
       const user = await signupUser(t);
-      expect(failure(await gql(t, user, Q.join, { h: closed.handle }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, user, Q.join, { h: closed.handle }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect(await membership(closed.id, user.id)).toEqual([]);
       expect(await joinedEvents(closed.id, user.id)).toEqual([]);
     });
@@ -327,8 +327,8 @@ describe('GraphQL communities and members', () => {
       const user = await signupUser(t);
       const otherTribe = await createTribe(t, owner, { isPublic: false });
       const otherCode = await inviteFor(owner, otherTribe.id);
-      expect(failure(await gql(t, user, Q.join, { h: closed.handle, c: otherCode }))).toEqual({ code: 'forbidden', status: 403 });
-      expect(failure(await gql(t, user, Q.join, { h: closed.handle, c: 'made-up' }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, user, Q.join, { h: closed.handle, c: otherCode }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
+      expect(failure(await gql(t, user, Q.join, { h: closed.handle, c: 'made-up' }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect(await membership(closed.id, user.id)).toEqual([]);
     });
 
@@ -345,11 +345,11 @@ describe('GraphQL communities and members', () => {
 
     it('answers not_found (404) for an unknown handle', async () => {
       const user = await signupUser(t);
-      expect(failure(await gql(t, user, Q.join, { h: `missing-${unique()}` }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, user, Q.join, { h: `missing-${unique()}` }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('answers unauthorized (401) to anonymous callers', async () => {
-      expect(failure(await gql(t, null, Q.join, { h: open.handle }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, null, Q.join, { h: open.handle }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
   });
 
@@ -370,17 +370,17 @@ describe('GraphQL communities and members', () => {
     });
 
     it('answers owner_cannot_leave (409) to the owner, who stays owner', async () => {
-      expect(failure(await gql(t, owner, Q.leave, { h: tribe.handle }))).toEqual({ code: 'owner_cannot_leave', status: 409 });
+      expect(failure(await gql(t, owner, Q.leave, { h: tribe.handle }))).toEqual({ code: 'CONFLICT', reason: 'owner_cannot_leave', status: 409 });
       expect(await membership(tribe.id, owner.id)).toEqual([{ id: expect.any(String), role: 'owner' }]);
     });
 
     it('answers not_found (404) to a non-member', async () => {
       const user = await signupUser(t);
-      expect(failure(await gql(t, user, Q.leave, { h: tribe.handle }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, user, Q.leave, { h: tribe.handle }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('answers unauthorized (401) to anonymous callers', async () => {
-      expect(failure(await gql(t, null, Q.leave, { h: tribe.handle }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, null, Q.leave, { h: tribe.handle }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
   });
 
@@ -435,19 +435,19 @@ describe('GraphQL communities and members', () => {
     });
 
     it('answers invalid_input (400) for an unknown role', async () => {
-      expect(failure(await gql(t, owner, Q.members, { c: tribe.id, r: 'king' }))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, owner, Q.members, { c: tribe.id, r: 'king' }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
 
     it('answers forbidden (403) to outsiders and unauthorized (401) to anonymous callers of a private tribe', async () => {
       const privateTribe = await createTribe(t, owner, { isPublic: false });
       const outsider = await signupUser(t);
-      expect(failure(await gql(t, outsider, Q.members, { c: privateTribe.id }))).toEqual({ code: 'forbidden', status: 403 });
-      expect(failure(await gql(t, null, Q.members, { c: privateTribe.id }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, outsider, Q.members, { c: privateTribe.id }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
+      expect(failure(await gql(t, null, Q.members, { c: privateTribe.id }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
       expect(ids(await gql(t, owner, Q.members, { c: privateTribe.id }))).toEqual([owner.id]);
     });
 
     it('answers not_found (404) for an unknown tribe', async () => {
-      expect(failure(await gql(t, owner, Q.members, { c: '00000000-0000-4000-8000-000000000000' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.members, { c: '00000000-0000-4000-8000-000000000000' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -462,8 +462,8 @@ describe('GraphQL communities and members', () => {
         user: { id: owner.id },
         community: { id: tribe.id },
       });
-      expect(failure(await gql(t, null, Q.member, { c: tribe.id, u: outsider.id }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, null, Q.member, { c: tribe.id, u: 'nope' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.member, { c: tribe.id, u: outsider.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.member, { c: tribe.id, u: 'nope' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -496,17 +496,17 @@ describe('GraphQL communities and members', () => {
     it.each(['owner', 'superuser', ''])('answers invalid_role (400) for the role "%s" and changes nothing', async (role) => {
       const user = await signupUser(t);
       await join(t, user, tribe.handle);
-      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: user.id, r: role }))).toEqual({ code: 'invalid_role', status: 400 });
+      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: user.id, r: role }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_role', status: 400 });
       expect((await membership(tribe.id, user.id))[0].role).toBe('member');
     });
 
     it('answers not_found (404) for a user who is not a member', async () => {
       const user = await signupUser(t);
-      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: user.id, r: 'moderator' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: user.id, r: 'moderator' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('answers forbidden (403) when the owner tries to change their own role', async () => {
-      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: owner.id, r: 'member' }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, owner, Q.setRole, { c: tribe.id, u: owner.id, r: 'member' }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect((await membership(tribe.id, owner.id))[0].role).toBe('owner');
     });
   });
@@ -527,8 +527,8 @@ describe('GraphQL communities and members', () => {
       const owner = await signupUser(t);
       const user = await signupUser(t);
       const tribe = await createTribe(t, owner);
-      expect(failure(await gql(t, owner, Q.removeMember, { c: tribe.id, u: user.id }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, owner, Q.removeMember, { c: tribe.id, u: 'not-a-uuid' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.removeMember, { c: tribe.id, u: user.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, owner, Q.removeMember, { c: tribe.id, u: 'not-a-uuid' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 });

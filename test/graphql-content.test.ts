@@ -15,7 +15,7 @@ const ok = (out: Result) => {
 const failure = (out: Result) => {
   expect(out.errors).toHaveLength(1);
   const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, status: ext.status };
+  return { code: ext.code, reason: ext.reason, status: ext.status };
 };
 
 const POST = 'id body mediaUrls visibility status isPinned pinnedAt publishedAt createdAt updatedAt community { id } author { id username }';
@@ -94,7 +94,7 @@ describe('GraphQL content', () => {
 
     it('answers forbidden (403) when a member pins and writes nothing', async () => {
       const before = await rows(sql`select count(*)::int as n from posts where community_id = ${w.tribe.id}`);
-      expect(failure(await gql(t, w.member, Q.create, { c: w.tribe.id, i: { content: 'pin me', isPinned: true } }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, w.member, Q.create, { c: w.tribe.id, i: { content: 'pin me', isPinned: true } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect(await rows(sql`select count(*)::int as n from posts where community_id = ${w.tribe.id}`)).toEqual(before);
     });
 
@@ -105,16 +105,16 @@ describe('GraphQL content', () => {
       ['an unknown status', { content: 'x', status: 'archived' }],
       ['more than 10 media URLs', { content: 'x', mediaUrls: Array.from({ length: 11 }, (_, i) => `https://cdn.example.com/${i}.png`) }],
     ])('answers invalid_input (400) for %s', async (_what, input) => {
-      expect(failure(await gql(t, w.member, Q.create, { c: w.tribe.id, i: input }))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, w.member, Q.create, { c: w.tribe.id, i: input }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
 
     it('answers forbidden (403) to an outsider and unauthorized (401) to anonymous callers', async () => {
-      expect(failure(await gql(t, w.outsider, Q.create, { c: w.tribe.id, i: { content: 'x' } }))).toEqual({ code: 'forbidden', status: 403 });
-      expect(failure(await gql(t, null, Q.create, { c: w.tribe.id, i: { content: 'x' } }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, w.outsider, Q.create, { c: w.tribe.id, i: { content: 'x' } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
+      expect(failure(await gql(t, null, Q.create, { c: w.tribe.id, i: { content: 'x' } }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
 
     it('answers not_found (404) for an unknown tribe', async () => {
-      expect(failure(await gql(t, w.member, Q.create, { c: MISSING, i: { content: 'x' } }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.create, { c: MISSING, i: { content: 'x' } }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -161,15 +161,15 @@ describe('GraphQL content', () => {
     });
 
     it('answers invalid_input (400) for an authorId that is not a UUID', async () => {
-      expect(failure(await gql(t, w.member, Q.list, { c: w.tribe.id, a: 'bob' }))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, w.member, Q.list, { c: w.tribe.id, a: 'bob' }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
 
     it('answers forbidden (403) to outsiders and unauthorized (401) to anonymous callers of a private tribe', async () => {
       const p = await world({ isPublic: false });
       const only = (await post(p.member, p.tribe.id, { content: 'inside' })).id;
       expect(await listIds(p.member, { c: p.tribe.id })).toEqual([only]);
-      expect(failure(await gql(t, p.outsider, Q.list, { c: p.tribe.id }))).toEqual({ code: 'forbidden', status: 403 });
-      expect(failure(await gql(t, null, Q.list, { c: p.tribe.id }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, p.outsider, Q.list, { c: p.tribe.id }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
+      expect(failure(await gql(t, null, Q.list, { c: p.tribe.id }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
   });
 
@@ -188,21 +188,21 @@ describe('GraphQL content', () => {
     it('answers not_found (404) when communityId names another tribe', async () => {
       const created = await post(w.member, w.tribe.id);
       const other = await createTribe(t, w.owner);
-      expect(failure(await gql(t, w.member, Q.one, { id: created.id, c: other.id }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.one, { id: created.id, c: other.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('answers not_found (404) for unknown and non-UUID ids', async () => {
-      expect(failure(await gql(t, w.member, Q.one, { id: MISSING }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, w.member, Q.one, { id: 'x' }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.one, { id: MISSING }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.one, { id: 'x' }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('hides members-only posts from outsiders and drafts from other members as not_found', async () => {
       const membersOnly = await post(w.member, w.tribe.id, { visibility: 'members' });
       const draft = await post(w.member, w.tribe.id, { status: 'draft' });
-      expect(failure(await gql(t, w.outsider, Q.one, { id: membersOnly.id }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, null, Q.one, { id: membersOnly.id }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.outsider, Q.one, { id: membersOnly.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.one, { id: membersOnly.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
       expect(ok(await gql(t, w.other, Q.one, { id: membersOnly.id })).post.id).toBe(membersOnly.id);
-      expect(failure(await gql(t, w.other, Q.one, { id: draft.id }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.other, Q.one, { id: draft.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
       expect(ok(await gql(t, w.member, Q.one, { id: draft.id })).post.id).toBe(draft.id);
     });
   });
@@ -238,24 +238,24 @@ describe('GraphQL content', () => {
 
     it('answers forbidden (403) when the author, a plain member, pins', async () => {
       const created = await post(w.member, w.tribe.id);
-      expect(failure(await gql(t, w.member, Q.update, { id: created.id, i: { isPinned: true } }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, w.member, Q.update, { id: created.id, i: { isPinned: true } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
     });
 
     it.each(['other', 'moderator', 'owner'] as const)('answers forbidden (403) when the %s rewrites someone else’s post, which stays unchanged', async (who) => {
       const created = await post(w.member, w.tribe.id, { content: 'mine' });
-      expect(failure(await gql(t, w[who], Q.update, { id: created.id, i: { content: 'theirs' } }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, w[who], Q.update, { id: created.id, i: { content: 'theirs' } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect((await rows(sql`select body from posts where id = ${created.id}`))[0].body).toBe('mine');
     });
 
     it('answers empty (400) when no field is sent', async () => {
       const created = await post(w.member, w.tribe.id);
-      expect(failure(await gql(t, w.member, Q.update, { id: created.id, i: {} }))).toEqual({ code: 'empty', status: 400 });
+      expect(failure(await gql(t, w.member, Q.update, { id: created.id, i: {} }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'empty', status: 400 });
     });
 
     it('answers not_found (404) for an unknown post and unauthorized (401) to anonymous callers', async () => {
       const created = await post(w.member, w.tribe.id);
-      expect(failure(await gql(t, w.member, Q.update, { id: MISSING, i: { content: 'x' } }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, null, Q.update, { id: created.id, i: { content: 'x' } }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, w.member, Q.update, { id: MISSING, i: { content: 'x' } }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.update, { id: created.id, i: { content: 'x' } }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
   });
 
@@ -271,7 +271,7 @@ describe('GraphQL content', () => {
       expect(ok(await gql(t, w.member, Q.remove, { id: created.id }))).toEqual({ deletePost: true });
       expect(await rows(sql`select 1 from posts where id = ${created.id}`)).toEqual([]);
       expect(await rows(sql`select 1 from comments where post_id = ${created.id}`)).toEqual([]);
-      expect(failure(await gql(t, w.member, Q.one, { id: created.id }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.one, { id: created.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
 
     it('lets a moderator delete another member’s post', async () => {
@@ -281,12 +281,12 @@ describe('GraphQL content', () => {
 
     it('answers forbidden (403) to another plain member and keeps the post', async () => {
       const created = await post(w.member, w.tribe.id);
-      expect(failure(await gql(t, w.other, Q.remove, { id: created.id }))).toEqual({ code: 'forbidden', status: 403 });
+      expect(failure(await gql(t, w.other, Q.remove, { id: created.id }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
       expect(await rows(sql`select 1 from posts where id = ${created.id}`)).toHaveLength(1);
     });
 
     it('answers not_found (404) for an unknown post', async () => {
-      expect(failure(await gql(t, w.member, Q.remove, { id: MISSING }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, w.member, Q.remove, { id: MISSING }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
     });
   });
 
@@ -312,19 +312,19 @@ describe('GraphQL content', () => {
     it('answers invalid_parent (400) for a parent on another post', async () => {
       const elsewhere = await post(w.member, w.tribe.id);
       const foreign = ok(await gql(t, w.member, Q.comment, { post: elsewhere.id, i: { content: 'there' } })).createComment;
-      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: 'x', parentId: foreign.id } }))).toEqual({ code: 'invalid_parent', status: 400 });
+      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: 'x', parentId: foreign.id } }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_parent', status: 400 });
     });
 
     it('answers invalid_input (400) for a draft post, empty content or a non-UUID parent', async () => {
       const draft = await post(w.member, w.tribe.id, { status: 'draft' });
-      expect(failure(await gql(t, w.member, Q.comment, { post: draft.id, i: { content: 'x' } }))).toEqual({ code: 'invalid_input', status: 400 });
-      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: '  ' } }))).toEqual({ code: 'invalid_input', status: 400 });
-      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: 'x', parentId: 'nope' } }))).toEqual({ code: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, w.member, Q.comment, { post: draft.id, i: { content: 'x' } }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: '  ' } }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
+      expect(failure(await gql(t, w.member, Q.comment, { post: target.id, i: { content: 'x', parentId: 'nope' } }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input', status: 400 });
     });
 
     it('answers forbidden (403) to outsiders and unauthorized (401) to anonymous callers', async () => {
-      expect(failure(await gql(t, w.outsider, Q.comment, { post: target.id, i: { content: 'x' } }))).toEqual({ code: 'forbidden', status: 403 });
-      expect(failure(await gql(t, null, Q.comment, { post: target.id, i: { content: 'x' } }))).toEqual({ code: 'unauthorized', status: 401 });
+      expect(failure(await gql(t, w.outsider, Q.comment, { post: target.id, i: { content: 'x' } }))).toEqual({ code: 'FORBIDDEN', reason: 'forbidden', status: 403 });
+      expect(failure(await gql(t, null, Q.comment, { post: target.id, i: { content: 'x' } }))).toEqual({ code: 'UNAUTHENTICATED', reason: 'unauthorized', status: 401 });
     });
 
     it('lists comments oldest first with paging, to anyone who sees the post', async () => {
@@ -342,8 +342,8 @@ describe('GraphQL content', () => {
     it('answers not_found (404) for comments of a post the caller may not see', async () => {
       const p = await world({ isPublic: false });
       const hidden = await post(p.member, p.tribe.id);
-      expect(failure(await gql(t, p.outsider, Q.comments, { post: hidden.id }))).toEqual({ code: 'not_found', status: 404 });
-      expect(failure(await gql(t, null, Q.comments, { post: hidden.id }))).toEqual({ code: 'not_found', status: 404 });
+      expect(failure(await gql(t, p.outsider, Q.comments, { post: hidden.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
+      expect(failure(await gql(t, null, Q.comments, { post: hidden.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found', status: 404 });
       expect(ok(await gql(t, p.other, Q.comments, { post: hidden.id })).comments.items).toEqual([]);
     });
   });

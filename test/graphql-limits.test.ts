@@ -94,7 +94,7 @@ describe('GraphQL limits', () => {
       const ok = await post(t, { query: deepEvent(10), variables: { id } });
       // It ran: the event resolver answered (there is no such event).
       expect(ok.body.data).toEqual({ event: null });
-      expect(ok.body.errors!.map((e) => e.extensions.code)).toEqual(['not_found']);
+      expect(ok.body.errors!.map((e) => e.extensions.reason)).toEqual(['not_found']);
       const refused = await post(t, { query: deepEvent(11), variables: { id } });
       expectTooComplex(refused, 'Query depth 11 exceeds the limit of 10.');
     });

@@ -241,7 +241,7 @@ describe('hostile input', () => {
       const fits = await gql(t, owner, CREATE_TRIBE, { i: { name: EMOJI.repeat(100), handle: `g-${unique()}` } });
       expect(fits.data?.createCommunity.name).toBe(EMOJI.repeat(100));
       const over = await gql(t, owner, CREATE_TRIBE, { i: { name: EMOJI.repeat(101), handle: `g-${unique()}` } });
-      expect(over.errors?.[0].extensions).toMatchObject({ code: 'invalid_input', details: [{ field: 'name', message: 'at most 100 characters' }] });
+      expect(over.errors?.[0].extensions).toMatchObject({ reason: 'invalid_input', details: [{ field: 'name', message: 'at most 100 characters' }] });
     });
 
     it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=XyZ'])(

@@ -11,7 +11,7 @@ const ok = (out: Result) => {
   expect(out.errors).toBeUndefined();
   return out.data;
 };
-const codeOf = (out: Result) => out.errors?.[0]?.extensions?.code;
+const codeOf = (out: Result) => out.errors?.[0]?.extensions?.reason;
 
 const JOIN = 'mutation($h: String!, $c: String){ joinCommunity(handle: $h, inviteCode: $c){ id role } }';
 const LEAVE = 'mutation($h: String!){ leaveCommunity(handle: $h) }';

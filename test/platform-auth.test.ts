@@ -124,9 +124,9 @@ describe('Platform API authentication and routing', () => {
         .post('/graphql')
         .set('authorization', `Bearer ${key.key}`)
         .send({ query: '{ platformMembers { items { id } } }' });
-      expect(anonymous.body.errors[0].extensions.code).toBe('unauthorized');
+      expect(anonymous.body.errors[0].extensions.reason).toBe('unauthorized');
       const asOwner = await gql(t, owner, '{ platformMembers { items { id } } platformMe { id } }');
-      expect(asOwner.errors?.[0]?.extensions?.code).toBe('unauthorized');
+      expect(asOwner.errors?.[0]?.extensions?.reason).toBe('unauthorized');
       expect(asOwner.data).toBeNull();
     });
   });

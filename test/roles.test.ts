@@ -361,7 +361,7 @@ describe('role matrix (docs/roles.md)', () => {
         it.each(denies)('%s gets %s and changes nothing', async (column, code) => {
           const { arranged, before, results } = await attempt(column);
           for (const r of results) {
-            expect(r.errors?.map((e) => e.extensions?.code)).toEqual([code]);
+            expect(r.errors?.map((e) => e.extensions?.reason)).toEqual([code]);
           }
           expect(await snapshot(w)).toEqual(before);
           if (row.denied) await row.denied(w, arranged);

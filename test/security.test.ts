@@ -55,7 +55,7 @@ describe('security regressions', () => {
       expect((await gql(t, user, checkIn, { id, d: 1 })).errors).toBeUndefined();
       expect((await gql(t, user, 'mutation($h: String!){ leaveCommunity(handle: $h) }', { h: tribe.handle })).errors).toBeUndefined();
       const after = await gql(t, user, checkIn, { id, d: 1 });
-      expect(after.errors?.[0].extensions?.code).toBe('forbidden');
+      expect(after.errors?.[0].extensions?.reason).toBe('forbidden');
     });
   });
 });

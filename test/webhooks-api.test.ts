@@ -441,9 +441,9 @@ describe('webhook endpoints', () => {
         c: tribe.id,
         i: { url: 'https://[::1]/x', events: ['member.joined'] },
       });
-      expect(refused.errors![0].extensions).toMatchObject({ code: 'invalid_url', status: 400 });
+      expect(refused.errors![0].extensions).toMatchObject({ reason: 'invalid_url', status: 400 });
       const forbidden = await gql(t, member, 'query($c: ID){ webhookEndpoints(communityId: $c){ id } }', { c: tribe.id });
-      expect(forbidden.errors![0].extensions).toMatchObject({ code: 'forbidden', status: 403 });
+      expect(forbidden.errors![0].extensions).toMatchObject({ reason: 'forbidden', status: 403 });
     });
   });
 });

@@ -31,7 +31,7 @@ describe('wins', () => {
     gql(t, who, `mutation($id: ID!, $c: ID){ approveWin(id: $id, communityId: $c){ ${WIN} } }`, { id, c: communityId });
   const list = (who: TestUser | null, communityId: string, status?: string) =>
     gql(t, who, 'query($c: ID!, $s: String){ wins(communityId: $c, status: $s){ items { id status } page perPage hasMore } }', { c: communityId, s: status });
-  const code = (out: { errors?: Array<{ extensions?: Record<string, any> }> }) => out.errors?.[0].extensions?.code;
+  const code = (out: { errors?: Array<{ extensions?: Record<string, any> }> }) => out.errors?.[0].extensions?.reason;
   const winsOf = (communityId: string) => countOf(t, sql`select count(*)::int as n from wins where community_id = ${communityId}`);
 
   describe('postWin', () => {

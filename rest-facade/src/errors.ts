@@ -49,8 +49,8 @@ export function unwrap<T>(result: ExecutionResult<T>): T {
   const first = result.errors?.[0];
   if (first) {
     const ext = first.extensions ?? {};
-    if (typeof ext.status === 'number' && typeof ext.code === 'string' && ext.status < 500) {
-      throw new HttpError(ext.status, ext.code, first.message, ext.details);
+    if (typeof ext.status === 'number' && typeof ext.reason === 'string' && ext.status < 500) {
+      throw new HttpError(ext.status, ext.reason, first.message, ext.details);
     }
     if (ext.reason === 'invalid_value' && typeof ext.field === 'string') throw inputError(ext.field, String(ext.problem));
     if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { comments, posts, type Comment, type Post, type Visibility } from './content.tables.js';
 
@@ -75,3 +75,32 @@ export async function listComments(db: Executor, postId: string, limit: number, 
     .limit(limit)
     .offset(offset);
 }
+
+/**
+ * The TOP score of a post, time decay without "now": log10(1 + reactions + 2 × comments) + epoch(published_at) / 45000.
+ * Ten times the engagement is worth 12.5 hours of recency; the order of two posts never changes by itself, so a keyset
+ * cursor over it stays valid. `reactions` and `comments` are SQL for the new counts.
+ */
+const hotScore = (reactions: SQL, comments: SQL) =>
+  sql`log(greatest(1, 1 + ${reactions} + 2 * ${comments})) + coalesce(extract(epoch from ${posts.publishedAt})::double precision / 45000, 0)`;
+
+/**
+ * Moves a post's counters by `reactions` and `comments` (+1, -1 or 0), recomputes its TOP score and, with `activeAt`,
+ * its ACTIVE time, in one statement (call it in the transaction of the change it counts).
+ */
+export async function bumpPostCounters(db: Executor, postId: string, by: { reactions?: number; comments?: number; activeAt?: Date }): Promise<void> {
+  const r = sql`${posts.reactionCount} + ${by.reactions ?? 0}`;
+  const c = sql`${posts.commentCount} + ${by.comments ?? 0}`;
+  await db
+    .update(posts)
+    .set({
+      reactionCount: sql`greatest(0, ${r})`,
+      commentCount: sql`greatest(0, ${c})`,
+      hotScore: hotScore(r, c),
+      ...(by.activeAt ? { activeAt: sql`greatest(${posts.activeAt}, ${by.activeAt.toISOString()}::timestamptz)` } : {}),
+    })
+    .where(eq(posts.id, postId));
+}
+
+/** The TOP score and ACTIVE time of a post being published at `publishedAt` (no reactions or comments counted yet). */
+export const publishedScores = (publishedAt: Date) => ({ hotScore: publishedAt.getTime() / 1000 / 45000, activeAt: publishedAt });

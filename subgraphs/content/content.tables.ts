@@ -1,4 +1,4 @@
-import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { doublePrecision, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const posts = pgTable('posts', {
   id: uuid('id').primaryKey().defaultRandom(),
@@ -12,6 +12,12 @@ export const posts = pgTable('posts', {
   publishedAt: timestamp('published_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  reactionCount: integer('reaction_count').notNull().default(0),
+  commentCount: integer('comment_count').notNull().default(0),
+  /** Orders TOP; see HOT_SCORE in content.repository.ts. */
+  hotScore: doublePrecision('hot_score').notNull().default(0),
+  /** Orders ACTIVE: the latest comment, else the publication. */
+  activeAt: timestamp('active_at', { withTimezone: true }),
 });
 
 export const comments = pgTable('comments', {
@@ -20,8 +26,12 @@ export const comments = pgTable('comments', {
   communityId: uuid('community_id').notNull(),
   authorId: uuid('author_id'),
   parentId: uuid('parent_id'),
-  body: text('body').notNull(),
+  /** Null once the comment is a tombstone (deleted while it had replies). */
+  body: text('body'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }),
+  deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  reactionCount: integer('reaction_count').notNull().default(0),
 });
 
 export const VISIBILITIES = ['public', 'members', 'paid'] as const;

@@ -9,9 +9,28 @@ export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
 /** The HTTP status GraphQL errors carry in `extensions.status` (and the REST facade reads back), per kind. */
 const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, unavailable: 503 };
 
-/** GraphQL `extensions` of a domain error: `code`, `status` and, for validation failures, `details`. */
+/** `extensions.code` per kind: the web app's conventional codes; the domain's own code is `extensions.reason`. */
+const CODE_OF: Record<ErrorKind, string> = {
+  unauthenticated: 'UNAUTHENTICATED',
+  forbidden: 'FORBIDDEN',
+  not_found: 'NOT_FOUND',
+  invalid: 'BAD_USER_INPUT',
+  conflict: 'CONFLICT',
+  unavailable: SERVICE_UNAVAILABLE,
+};
+
+/**
+ * GraphQL `extensions` of a domain error: `code` (`BAD_USER_INPUT`, `UNAUTHENTICATED`, `FORBIDDEN`, `NOT_FOUND`,
+ * `CONFLICT`), `reason` (the domain's code: `invalid_cursor`, `email_taken`, `not_found`...), `status` and, for
+ * validation failures, `details`.
+ */
 export function errorExtensions(error: DomainError): Record<string, unknown> {
-  return { code: error.code, status: STATUS_OF[error.kind], ...(error.details === undefined ? {} : { details: error.details }) };
+  return {
+    code: CODE_OF[error.kind],
+    reason: error.code,
+    status: STATUS_OF[error.kind],
+    ...(error.details === undefined ? {} : { details: error.details }),
+  };
 }
 
 /**

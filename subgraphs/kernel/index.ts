@@ -10,3 +10,5 @@ export type { Scope } from './scopes.js';
 export { countLoader, idLoader, viewerLoader } from './loaders.js';
 export { characterCount, describeTextProblem, fieldOf, findBadText, text, textProblem } from './text.js';
 export type { TextFinding, TextOptions, TextProblem } from './text.js';
+export { FIRST, connection, decodeCursor, encodeCursor, firstOf, isNumberAndId, isTimeAndId, pageRequest, slice, toConnection } from './connection.js';
+export type { Connection, CursorKey, Edge, Slice } from './connection.js';

@@ -12,6 +12,7 @@ export {
   createInvite,
   memberCount,
   memberById,
+  recordActivity,
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';

@@ -131,3 +131,11 @@ export async function addXp(tx: Executor, communityId: string, userId: string, a
     })
     .where(membership(communityId, userId));
 }
+
+/** Records activity of a member in a tribe (never moves the time backwards); nothing when not a member. */
+export async function touch(db: Executor, communityId: string, userId: string, at: Date): Promise<void> {
+  await db
+    .update(members)
+    .set({ lastActiveAt: sql`greatest(${members.lastActiveAt}, ${at.toISOString()}::timestamptz)` })
+    .where(and(eq(members.communityId, communityId), eq(members.userId, userId)));
+}

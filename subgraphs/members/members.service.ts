@@ -195,3 +195,11 @@ export async function platformMember(ctx: RequestContext, username: string): Pro
   if (!member) throw notFound('Member');
   return member;
 }
+
+/**
+ * Records that a member acted in a tribe (posted, commented, reacted) inside the caller's transaction, so
+ * `me.memberships` lists the tribes they were last active in first. Nothing happens for a non-member.
+ */
+export function recordActivity(tx: Executor, communityId: string, userId: string, at: Date): Promise<void> {
+  return repo.touch(tx, communityId, userId, at);
+}

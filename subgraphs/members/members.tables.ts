@@ -8,6 +8,8 @@ export const members = pgTable('members', {
   xp: integer('xp').notNull().default(0),
   level: integer('level').notNull().default(1),
   joinedAt: timestamp('joined_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The member's latest join, post, comment or reaction in the tribe: orders `me.memberships`. */
+  lastActiveAt: timestamp('last_active_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
 export const communityInvites = pgTable('community_invites', {

@@ -1,13 +1,13 @@
 import type { Executor } from '../../db/src/index.js';
 import * as repo from './outbox.repository.js';
-import { SUBSCRIBABLE_EVENTS, type OutboxEvent, type OutboxEventType } from './outbox.tables.js';
+import { SUBSCRIBABLE_EVENTS, type InternalEventType, type OutboxEvent, type OutboxEventType } from './outbox.tables.js';
 
 const SUBSCRIBABLE = new Set<string>(SUBSCRIBABLE_EVENTS);
 /** True for an event name a webhook endpoint can subscribe to. */
 export const isSubscribable = (type: string): type is OutboxEventType => SUBSCRIBABLE.has(type);
 
 /** Records an event inside `tx`; it is delivered only if the transaction commits. */
-export async function emitEvent(tx: Executor, communityId: string, type: OutboxEventType, data: Record<string, unknown>): Promise<void> {
+export async function emitEvent(tx: Executor, communityId: string, type: OutboxEventType | InternalEventType, data: Record<string, unknown>): Promise<void> {
   await repo.insert(tx, { communityId, type, data });
 }
 

@@ -23,6 +23,13 @@ export const SUBSCRIBABLE_EVENTS = [
 /** The name of an outbox event (`member.joined`, `order.paid`, ...): the webhook body's `type`. */
 export type OutboxEventType = (typeof SUBSCRIBABLE_EVENTS)[number];
 
+/**
+ * Internal domain events: recorded in the same outbox, in the transaction of the change, for in-process consumers (the
+ * notifications issue). They are not webhook event types: no endpoint can subscribe to them and fan-out skips them.
+ */
+export const INTERNAL_EVENTS = ['post.mentioned', 'comment.replied', 'post.reacted'] as const;
+export type InternalEventType = (typeof INTERNAL_EVENTS)[number];
+
 /** An outbox row waiting for fan-out. */
 export interface OutboxEvent {
   id: string;
