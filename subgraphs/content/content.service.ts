@@ -18,7 +18,7 @@ import {
   text,
   requireScope,
 } from '../kernel/index.js';
-import { RANK, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
+import { RANK, recordActivity, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
@@ -145,9 +145,11 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       status,
       pinnedAt: input.isPinned ? now : null,
       publishedAt: status === 'published' ? now : null,
+      ...(status === 'published' ? repo.publishedScores(now) : {}),
       createdAt: now,
       updatedAt: now,
     });
+    await recordActivity(tx, community.id, userId, now);
     if (status === 'published') {
       await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
     }
@@ -174,7 +176,10 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   if (input.visibility !== undefined) patch.visibility = input.visibility;
   if (input.status !== undefined) {
     patch.status = input.status;
-    if (input.status === 'published' && !post.publishedAt) patch.publishedAt = ctx.app.clock();
+    if (input.status === 'published' && !post.publishedAt) {
+      const now = ctx.app.clock();
+      Object.assign(patch, { publishedAt: now, ...repo.publishedScores(now) });
+    }
   }
   if (input.isPinned !== undefined) patch.pinnedAt = input.isPinned ? (post.pinnedAt ?? ctx.app.clock()) : null;
   if (Object.keys(patch).length === 0) throw invalid('empty', 'Send at least one field to change.');
@@ -231,13 +236,19 @@ export async function createComment(
     const parent = await repo.findComment(ctx.app.database.db, input.parentId);
     if (!parent || parent.postId !== post.id) throw invalid('invalid_parent', 'parent_id must be a comment of the same post.');
   }
-  return repo.insertComment(ctx.app.database.db, {
-    postId: post.id,
-    communityId: post.communityId,
-    authorId: userId,
-    parentId: input.parentId ?? null,
-    body,
-    createdAt: ctx.app.clock(),
+  const now = ctx.app.clock();
+  return ctx.app.database.db.transaction(async (tx) => {
+    const comment = await repo.insertComment(tx, {
+      postId: post.id,
+      communityId: post.communityId,
+      authorId: userId,
+      parentId: input.parentId ?? null,
+      body,
+      createdAt: now,
+    });
+    await repo.bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
+    await recordActivity(tx, post.communityId, userId, now);
+    return comment;
   });
 }
 
