@@ -77,13 +77,26 @@ const IS_SOURCE = import.meta.url.endsWith('.ts');
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; it is released before use). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
+  const [port] = await freePorts(1);
+  return port;
+}
+
+/**
+ * `n` distinct free TCP ports on 127.0.0.1: all are held open until every one is picked, then released (picking them
+ * one after another could hand out the same port twice).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () =>
+      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+        const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
+        s.on('error', reject);
+      }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
 
 /** True when something accepts TCP connections on host:port within `timeoutMs`. */
@@ -142,9 +155,10 @@ export async function startSplit(options: SplitOptions): Promise<Split> {
     LOG_LEVEL: base.LOG_LEVEL || 'info',
   };
 
+  const picked = await freePorts(SUBGRAPH_NAMES.length + 2);
   const subgraphPorts: Record<string, number> = {};
-  for (const name of SUBGRAPH_NAMES) subgraphPorts[name] = options.subgraphPorts?.[name] ?? (await freePort());
-  const gatewayPorts = options.gatewayPorts ?? [await freePort(), await freePort()];
+  SUBGRAPH_NAMES.forEach((name, i) => (subgraphPorts[name] = options.subgraphPorts?.[name] ?? picked[i]));
+  const gatewayPorts = options.gatewayPorts ?? picked.slice(SUBGRAPH_NAMES.length);
   const subgraphUrls = SUBGRAPH_NAMES.map((n) => `${n}=http://127.0.0.1:${subgraphPorts[n]}/graphql`).join(',');
 
   const specs: Spec[] = [
