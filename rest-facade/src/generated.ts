@@ -360,7 +360,7 @@ export type ListCommentsQueryVariables = Exact<{
 }>;
 
 
-export type ListCommentsQuery = { comments: { page: number, perPage: number, hasMore: boolean, items: Array<{ id: string, parentId: string | null, body: string, createdAt: string, post: { id: string }, author: { id: string, username: string, displayName: string } | null }> } };
+export type ListCommentsQuery = { comments: { page: number, perPage: number, hasMore: boolean, items: Array<{ id: string, parentId: string | null, body: string | null, createdAt: string, post: { id: string }, author: { id: string, username: string, displayName: string } | null }> } };
 
 export type CreateCommentMutationVariables = Exact<{
   postId: string | number;
@@ -369,7 +369,7 @@ export type CreateCommentMutationVariables = Exact<{
 }>;
 
 
-export type CreateCommentMutation = { createComment: { id: string, parentId: string | null, body: string, createdAt: string, post: { id: string }, author: { id: string, username: string, displayName: string } | null } };
+export type CreateCommentMutation = { createComment: { id: string, parentId: string | null, body: string | null, createdAt: string, post: { id: string }, author: { id: string, username: string, displayName: string } | null } };
 
 export type ListEventsQueryVariables = Exact<{
   communityId: string | number;

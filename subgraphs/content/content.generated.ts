@@ -45,6 +45,12 @@ export type Post = {
   publishedAt?: Maybe<Scalars['DateTime']['output']>;
   createdAt: Scalars['DateTime']['output'];
   updatedAt: Scalars['DateTime']['output'];
+  /** Members of the tribe named as @username in the text, resolved when it was written (an edit re-resolves them). */
+  mentions: Array<User>;
+  /** Reactions on the post: counts per kind and the viewer's own. */
+  reactions: Reactions;
+  /** Comments on the post (a tombstone of a deleted comment no longer counts). */
+  commentCount: Scalars['Int']['output'];
 };
 
 export type Comment = {
@@ -54,9 +60,86 @@ export type Comment = {
   author?: Maybe<User>;
   /** Null for a top-level comment. */
   parentId?: Maybe<Scalars['ID']['output']>;
-  body: Scalars['String']['output'];
+  /** Sanitized HTML; null for a deleted comment kept as a tombstone because it has replies. */
+  body?: Maybe<Scalars['String']['output']>;
   createdAt: Scalars['DateTime']['output'];
+  /** Set by the last edit; null for a comment never edited. */
+  updatedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Set when the comment was deleted while it had replies: the thread keeps it, without text or mentions. */
+  deletedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Members of the tribe named as @username in the text, resolved when it was written (an edit re-resolves them). */
+  mentions: Array<User>;
+  /** Reactions on the comment: counts per kind and the viewer's own. */
+  reactions: Reactions;
 };
+
+/**
+ * The kinds of reaction, a fixed set; a user has at most one reaction per post or comment.
+ * LIKE 👍, LOVE ❤️, LAUGH 😂, CELEBRATE 🎉, INSIGHTFUL 💡, CURIOUS 🤔.
+ */
+export type ReactionKind =
+  | 'LIKE'
+  | 'LOVE'
+  | 'LAUGH'
+  | 'CELEBRATE'
+  | 'INSIGHTFUL'
+  | 'CURIOUS';
+
+/** What a reaction is on: set exactly one of postId and commentId (else BAD_USER_INPUT, reason invalid_target). */
+export type ReactionTarget = {
+  postId?: InputMaybe<Scalars['ID']['input']>;
+  commentId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+export type ReactionCount = {
+  __typename?: 'ReactionCount';
+  kind: ReactionKind;
+  count: Scalars['Int']['output'];
+};
+
+/** The reactions on a post or comment. */
+export type Reactions = {
+  __typename?: 'Reactions';
+  /** All reactions (one per user). */
+  total: Scalars['Int']['output'];
+  /** Kinds with at least one reaction, in the order of ReactionKind. */
+  counts: Array<ReactionCount>;
+  /** The signed-in viewer's own reaction; null when none or anonymous. */
+  viewerReaction?: Maybe<ReactionKind>;
+};
+
+/** A page of posts, Relay style. */
+export type PostConnection = {
+  __typename?: 'PostConnection';
+  edges: Array<PostEdge>;
+  pageInfo: PageInfo;
+};
+
+export type PostEdge = {
+  __typename?: 'PostEdge';
+  node: Post;
+  /** Opaque; pass it as `after` to continue after this post. Valid only for the list it came from. */
+  cursor: Scalars['String']['output'];
+};
+
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  hasNextPage: Scalars['Boolean']['output'];
+  endCursor?: Maybe<Scalars['String']['output']>;
+};
+
+/**
+ * How communityFeed orders the posts after the pinned ones (each then by id, descending, for ties).
+ * - NEW: newest publication first (published_at).
+ * - TOP: highest score first, score = log10(1 + reactions + 2 × comments) + epoch(published_at) / 45000
+ *   (time decay without "now": ten times the engagement is worth 12.5 hours of recency; a post's score moves only
+ *   when it gets or loses a reaction or comment).
+ * - ACTIVE: latest activity first: the time of the latest comment, else the publication.
+ */
+export type FeedSort =
+  | 'NEW'
+  | 'TOP'
+  | 'ACTIVE';
 
 export type PostPage = {
   __typename?: 'PostPage';
@@ -100,6 +183,11 @@ export type CreateCommentInput = {
   parentId?: InputMaybe<Scalars['ID']['input']>;
 };
 
+export type UpdateCommentInput = {
+  /** HTML, sanitized and validated as on creation. */
+  content: Scalars['String']['input'];
+};
+
 export type PlatformPostPage = {
   __typename?: 'PlatformPostPage';
   items: Array<Post>;
@@ -119,6 +207,17 @@ export type Query = {
   post?: Maybe<Post>;
   /** Comments of a post, oldest first. */
   comments: CommentPage;
+  /**
+   * Signed-in only: published posts of every tribe the viewer belongs to, that they may see, newest publication first.
+   * first: 1 to 50 (default 20); after: a cursor of this feed (BAD_USER_INPUT invalid_cursor otherwise).
+   */
+  homeFeed: PostConnection;
+  /**
+   * A tribe's published posts the caller may see (anyone for a public tribe, members for a private one).
+   * The first page (no `after`) starts with every pinned post, most recently pinned first, not counted in `first`;
+   * then the other posts by `sort`. Later pages hold non-pinned posts only. Cursors are per tribe and per sort.
+   */
+  communityFeed: PostConnection;
 };
 
 
@@ -150,12 +249,37 @@ export type QueryCommentsArgs = {
   perPage?: InputMaybe<Scalars['Int']['input']>;
 };
 
+
+export type QueryHomeFeedArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryCommunityFeedArgs = {
+  communityId: Scalars['ID']['input'];
+  sort?: InputMaybe<FeedSort>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
   createPost: Post;
   updatePost: Post;
   deletePost: Scalars['Boolean']['output'];
   createComment: Comment;
+  /** The author, or moderators and above. Sets updatedAt and re-resolves mentions. A deleted comment is NOT_FOUND. */
+  updateComment: Comment;
+  /**
+   * The author, or moderators and above. A comment with replies stays as a tombstone (body null, deletedAt set);
+   * one without is removed. Either way the post's comment count drops by one.
+   */
+  deleteComment: Scalars['Boolean']['output'];
+  /** Members of the target's tribe: sets the caller's reaction (replacing another kind). Returns the target's reactions. */
+  react: Reactions;
+  /** Members of the target's tribe: removes the caller's reaction, if any. Returns the target's reactions. */
+  unreact: Reactions;
 };
 
 
@@ -182,6 +306,30 @@ export type MutationCreateCommentArgs = {
   postId: Scalars['ID']['input'];
   communityId?: InputMaybe<Scalars['ID']['input']>;
   input: CreateCommentInput;
+};
+
+
+export type MutationUpdateCommentArgs = {
+  id: Scalars['ID']['input'];
+  communityId?: InputMaybe<Scalars['ID']['input']>;
+  input: UpdateCommentInput;
+};
+
+
+export type MutationDeleteCommentArgs = {
+  id: Scalars['ID']['input'];
+  communityId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type MutationReactArgs = {
+  target: ReactionTarget;
+  kind: ReactionKind;
+};
+
+
+export type MutationUnreactArgs = {
+  target: ReactionTarget;
 };
 
 
@@ -285,13 +433,22 @@ export type ResolversTypes = {
   Post: ResolverTypeWrapper<PostModel>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
-  Comment: ResolverTypeWrapper<CommentModel>;
-  PostPage: ResolverTypeWrapper<Omit<PostPage, 'items'> & { items: Array<ResolversTypes['Post']> }>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Comment: ResolverTypeWrapper<CommentModel>;
+  ReactionKind: ReactionKind;
+  ReactionTarget: ReactionTarget;
+  ReactionCount: ResolverTypeWrapper<ReactionCount>;
+  Reactions: ResolverTypeWrapper<Reactions>;
+  PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
+  PostEdge: ResolverTypeWrapper<Omit<PostEdge, 'node'> & { node: ResolversTypes['Post'] }>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
+  FeedSort: FeedSort;
+  PostPage: ResolverTypeWrapper<Omit<PostPage, 'items'> & { items: Array<ResolversTypes['Post']> }>;
   CommentPage: ResolverTypeWrapper<Omit<CommentPage, 'items'> & { items: Array<ResolversTypes['Comment']> }>;
   CreatePostInput: CreatePostInput;
   UpdatePostInput: UpdatePostInput;
   CreateCommentInput: CreateCommentInput;
+  UpdateCommentInput: UpdateCommentInput;
   PlatformPostPage: ResolverTypeWrapper<Omit<PlatformPostPage, 'items'> & { items: Array<ResolversTypes['Post']> }>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -306,13 +463,20 @@ export type ResolversParentTypes = {
   Post: PostModel;
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
-  Comment: CommentModel;
-  PostPage: Omit<PostPage, 'items'> & { items: Array<ResolversParentTypes['Post']> };
   Int: Scalars['Int']['output'];
+  Comment: CommentModel;
+  ReactionTarget: ReactionTarget;
+  ReactionCount: ReactionCount;
+  Reactions: Reactions;
+  PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
+  PostEdge: Omit<PostEdge, 'node'> & { node: ResolversParentTypes['Post'] };
+  PageInfo: PageInfo;
+  PostPage: Omit<PostPage, 'items'> & { items: Array<ResolversParentTypes['Post']> };
   CommentPage: Omit<CommentPage, 'items'> & { items: Array<ResolversParentTypes['Comment']> };
   CreatePostInput: CreatePostInput;
   UpdatePostInput: UpdatePostInput;
   CreateCommentInput: CreateCommentInput;
+  UpdateCommentInput: UpdateCommentInput;
   PlatformPostPage: Omit<PlatformPostPage, 'items'> & { items: Array<ResolversParentTypes['Post']> };
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
@@ -344,6 +508,9 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   publishedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
+  reactions?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType>;
+  commentCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type CommentResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Comment'] = ResolversParentTypes['Comment']> = {
@@ -351,8 +518,38 @@ export type CommentResolvers<ContextType = RequestContext, ParentType extends Re
   post?: Resolver<ResolversTypes['Post'], ParentType, ContextType>;
   author?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
   parentId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
-  body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  body?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  updatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  deletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
+  reactions?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType>;
+};
+
+export type ReactionCountResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ReactionCount'] = ResolversParentTypes['ReactionCount']> = {
+  kind?: Resolver<ResolversTypes['ReactionKind'], ParentType, ContextType>;
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type ReactionsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Reactions'] = ResolversParentTypes['Reactions']> = {
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  counts?: Resolver<Array<ResolversTypes['ReactionCount']>, ParentType, ContextType>;
+  viewerReaction?: Resolver<Maybe<ResolversTypes['ReactionKind']>, ParentType, ContextType>;
+};
+
+export type PostConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['PostEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostEdge'] = ResolversParentTypes['PostEdge']> = {
+  node?: Resolver<ResolversTypes['Post'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type PostPageResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostPage'] = ResolversParentTypes['PostPage']> = {
@@ -381,6 +578,8 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   posts?: Resolver<ResolversTypes['PostPage'], ParentType, ContextType, RequireFields<QueryPostsArgs, 'communityId'>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   comments?: Resolver<ResolversTypes['CommentPage'], ParentType, ContextType, RequireFields<QueryCommentsArgs, 'postId'>>;
+  homeFeed?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryHomeFeedArgs>>;
+  communityFeed?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryCommunityFeedArgs, 'communityId' | 'sort'>>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -388,6 +587,10 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   updatePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUpdatePostArgs, 'id' | 'input'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   createComment?: Resolver<ResolversTypes['Comment'], ParentType, ContextType, RequireFields<MutationCreateCommentArgs, 'postId' | 'input'>>;
+  updateComment?: Resolver<ResolversTypes['Comment'], ParentType, ContextType, RequireFields<MutationUpdateCommentArgs, 'id' | 'input'>>;
+  deleteComment?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteCommentArgs, 'id'>>;
+  react?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType, RequireFields<MutationReactArgs, 'target' | 'kind'>>;
+  unreact?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType, RequireFields<MutationUnreactArgs, 'target'>>;
 };
 
 export type Resolvers<ContextType = RequestContext> = {
@@ -396,6 +599,11 @@ export type Resolvers<ContextType = RequestContext> = {
   Community?: CommunityResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
   Comment?: CommentResolvers<ContextType>;
+  ReactionCount?: ReactionCountResolvers<ContextType>;
+  Reactions?: ReactionsResolvers<ContextType>;
+  PostConnection?: PostConnectionResolvers<ContextType>;
+  PostEdge?: PostEdgeResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
   PostPage?: PostPageResolvers<ContextType>;
   CommentPage?: CommentPageResolvers<ContextType>;
   PlatformPostPage?: PlatformPostPageResolvers<ContextType>;

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
-import { comments, posts, type Comment, type Post, type Visibility } from './content.tables.js';
+import { posts, type Post, type Visibility } from './content.tables.js';
 
 export async function insertPost(db: Executor, values: typeof posts.$inferInsert): Promise<Post> {
   const [row] = await db.insert(posts).values(values).returning();
@@ -54,26 +54,6 @@ export async function updatePost(db: Executor, id: string, patch: Partial<typeof
 
 export async function deletePost(db: Executor, id: string): Promise<void> {
   await db.delete(posts).where(eq(posts.id, id));
-}
-
-export async function insertComment(db: Executor, values: typeof comments.$inferInsert): Promise<Comment> {
-  const [row] = await db.insert(comments).values(values).returning();
-  return row;
-}
-
-export async function findComment(db: Executor, id: string): Promise<Comment | undefined> {
-  const [row] = await db.select().from(comments).where(eq(comments.id, id)).limit(1);
-  return row;
-}
-
-export async function listComments(db: Executor, postId: string, limit: number, offset: number): Promise<Comment[]> {
-  return db
-    .select()
-    .from(comments)
-    .where(eq(comments.postId, postId))
-    .orderBy(asc(comments.createdAt), asc(comments.id))
-    .limit(limit)
-    .offset(offset);
 }
 
 /**

@@ -21,6 +21,7 @@ import {
 import { RANK, recordActivity, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
+import { syncMentions } from './mentions.service.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
 export type { Comment, Post } from './content.tables.js';
@@ -69,13 +70,9 @@ const listInput = z.object({
   page: z.number().optional().nullable(),
   perPage: z.number().optional().nullable(),
 });
-const commentInput = z.object({
-  content,
-  parentId: z.string().refine(isUuid, 'parent_id must be a UUID or null').optional().nullable(),
-});
 
 /** Which post visibilities a role sees: outsiders public only, members also members-only, moderators all. */
-function visibleTo(role: Role | null): Visibility[] {
+export function visibleTo(role: Role | null): Visibility[] {
   if (!role) return ['public'];
   return RANK[role] >= RANK.moderator ? [...VISIBILITIES] : ['public', 'members'];
 }
@@ -118,7 +115,8 @@ export async function listPosts(ctx: RequestContext, communityId: string, raw: u
   return toPage(rows, p);
 }
 
-function cleanBody(raw: string): string {
+/** Sanitized post or comment text, or `invalid_input` when nothing is left of it. */
+export function cleanBody(raw: string): string {
   const body = sanitizeContent(raw);
   if (!body) throw invalid('invalid_input', 'content: is required and must contain text after removing unsafe HTML.', [
     { field: 'content', message: 'is required' },
@@ -150,6 +148,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       updatedAt: now,
     });
     await recordActivity(tx, community.id, userId, now);
+    await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: userId, html: body }, now, true);
     if (status === 'published') {
       await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
     }
@@ -186,6 +185,9 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   const community = await getCommunity(ctx, post.communityId);
   const updated = await ctx.app.database.db.transaction(async (tx) => {
     const row = await repo.updatePost(tx, post.id, patch);
+    if (patch.body !== undefined) {
+      await syncMentions(tx, { communityId: row.communityId, postId: row.id, commentId: null, authorId: row.authorId, html: row.body }, ctx.app.clock());
+    }
     // A draft becoming published is when the tribe hears of it, exactly once (publishedAt is set once).
     if (patch.publishedAt) {
       await emitEvent(tx, community.id, 'post.created', { postId: row.id, authorId: row.authorId, handle: community.handle });
@@ -206,50 +208,6 @@ export async function deletePost(ctx: RequestContext, communityId: string | null
   await repo.deletePost(ctx.app.database.db, post.id);
   postLoader(ctx).clear(id);
   return true;
-}
-
-/** Comments of a post the caller may see, oldest first (threads via `parentId`). */
-export async function listComments(
-  ctx: RequestContext,
-  communityId: string | null | undefined,
-  postId: string,
-  raw: { page?: number | null; perPage?: number | null },
-): Promise<Page<Comment>> {
-  const post = await getPost(ctx, postId, communityId);
-  const p = paging(raw.page, raw.perPage);
-  return toPage(await repo.listComments(ctx.app.database.db, post.id, p.perPage + 1, p.offset), p);
-}
-
-/** Comments on a published post (members). A parent must be a comment of the same post. */
-export async function createComment(
-  ctx: RequestContext,
-  communityId: string | null | undefined,
-  postId: string,
-  raw: unknown,
-): Promise<Comment> {
-  const post = await getPost(ctx, postId, communityId);
-  const { userId } = await requireRole(ctx, post.communityId, 'member');
-  const input = parseInput(commentInput, raw);
-  if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
-  const body = cleanBody(input.content);
-  if (input.parentId) {
-    const parent = await repo.findComment(ctx.app.database.db, input.parentId);
-    if (!parent || parent.postId !== post.id) throw invalid('invalid_parent', 'parent_id must be a comment of the same post.');
-  }
-  const now = ctx.app.clock();
-  return ctx.app.database.db.transaction(async (tx) => {
-    const comment = await repo.insertComment(tx, {
-      postId: post.id,
-      communityId: post.communityId,
-      authorId: userId,
-      parentId: input.parentId ?? null,
-      body,
-      createdAt: now,
-    });
-    await repo.bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
-    await recordActivity(tx, post.communityId, userId, now);
-    return comment;
-  });
 }
 
 /** A post by id without a visibility check, for entity references from other subgraphs (ids come from us). */

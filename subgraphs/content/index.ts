@@ -4,9 +4,8 @@ export {
   createPost,
   updatePost,
   deletePost,
-  listComments,
-  createComment,
   sanitizeContent,
   postById,
 } from './content.service.js';
+export { listComments, createComment, updateComment, deleteComment } from './comments.service.js';
 export type { Comment, Post } from './content.service.js';

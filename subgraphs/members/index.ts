@@ -1,4 +1,4 @@
-export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, viewerRole } from './members.access.js';
+export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, viewerRole, viewerTribes } from './members.access.js';
 export type { TribeCaller, TribeRef } from './members.access.js';
 export {
   addOwner,
@@ -16,5 +16,6 @@ export {
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';
+export { memberCountExpr, memberIdsByUsernames } from './members.repository.js';
 export { awardXp, levelFor, xpForLevel } from './members.xp.js';
 export type { XpAward } from './members.xp.js';

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { communityInvites, members, xpAwards, type Member, type Role } from './members.tables.js';
 
@@ -22,6 +22,11 @@ export async function findByIds(db: Executor, ids: readonly string[]): Promise<M
   return db.select().from(members).where(inArray(members.id, [...ids]));
 }
 
+/** Every tribe a user belongs to and their role in it (one statement; the home feed iterates these). */
+export async function rolesOfUser(db: Executor, userId: string): Promise<Array<{ communityId: string; role: Role }>> {
+  return db.select({ communityId: members.communityId, role: members.role }).from(members).where(eq(members.userId, userId));
+}
+
 /** The caller's memberships in the given communities. */
 export async function findForUser(db: Executor, userId: string, communityIds: readonly string[]): Promise<Member[]> {
   if (communityIds.length === 0) return [];
@@ -40,6 +45,17 @@ export async function countByCommunity(db: Executor, communityIds: readonly stri
     .groupBy(members.communityId);
   return new Map(rows.map((r) => [r.communityId, Number(r.n)]));
 }
+
+/**
+ * An SQL expression: the number of members of the tribe whose id is `communityId` (a column or expression of the
+ * caller's query), counting only those who joined at or after `joinedSince` when given. Discover sorts by it
+ * (LARGEST: every member; TRENDING: joins of the last 7 days); each evaluation is one range scan of
+ * `members_community_joined_idx`.
+ */
+export const memberCountExpr = (communityId: SQL, joinedSince?: Date): SQL =>
+  sql`(select count(*) from members m where m.community_id = ${communityId}${
+    joinedSince ? sql` and m.joined_at >= ${joinedSince.toISOString()}::timestamptz` : sql``
+  })::int`;
 
 export async function list(
   db: Executor,
@@ -138,4 +154,58 @@ export async function touch(db: Executor, communityId: string, userId: string, a
     .update(members)
     .set({ lastActiveAt: sql`greatest(${members.lastActiveAt}, ${at.toISOString()}::timestamptz)` })
     .where(and(eq(members.communityId, communityId), eq(members.userId, userId)));
+}
+
+/**
+ * The user ids of the members of a tribe named by `usernames` (exact, lowercase), in one statement: mentions are
+ * resolved with it at write time. Unknown names and users who are not members are simply absent. Reads identity's
+ * `users` by its unique username inside the caller's transaction (a join keeps it one statement per write).
+ */
+export async function memberIdsByUsernames(db: Executor, communityId: string, usernames: readonly string[]): Promise<Array<{ userId: string; username: string }>> {
+  if (usernames.length === 0) return [];
+  const result = await db.execute(sql`
+    select m.user_id as "userId", u.username
+    from members m join users u on u.id = m.user_id
+    where m.community_id = ${communityId} and u.username = any(${sql.param([...usernames])}::text[])`);
+  return (result as unknown as { rows: Array<{ userId: string; username: string }> }).rows;
+}
+
+// ---- memberships of a user (`User.memberships`) ----
+
+/** The ids of the tribes a user belongs to. */
+export async function communityIdsOf(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db.select({ communityId: members.communityId }).from(members).where(eq(members.userId, userId));
+  return rows.map((r) => r.communityId);
+}
+
+/** A membership with its activity time as an exact (microsecond) ISO string: the keyset position of the row. */
+export type ActiveMember = Member & { activeKey: string };
+
+/**
+ * A page of a user's memberships, most recently active first (`last_active_at desc, id desc`, the index
+ * `members_user_active_idx`), after the keyset position `after`, limited to `communityIds` unless null.
+ * The key keeps the timestamp's microseconds, so rows that differ below a millisecond are neither skipped nor repeated.
+ */
+export async function membershipsOf(
+  db: Executor,
+  userId: string,
+  communityIds: readonly string[] | null,
+  after: readonly [string, string] | null,
+  limit: number,
+): Promise<ActiveMember[]> {
+  return db
+    .select({
+      ...getTableColumns(members),
+      activeKey: sql<string>`to_char(${members.lastActiveAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+    })
+    .from(members)
+    .where(
+      and(
+        eq(members.userId, userId),
+        communityIds ? sql`${members.communityId} = any(${sql.param([...communityIds])}::uuid[])` : undefined,
+        after ? sql`(${members.lastActiveAt}, ${members.id}) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : undefined,
+      ),
+    )
+    .orderBy(desc(members.lastActiveAt), desc(members.id))
+    .limit(limit);
 }
