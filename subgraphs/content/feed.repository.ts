@@ -1,0 +1,129 @@
+import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+import { posts, type Post, type Visibility } from './content.tables.js';
+
+/**
+ * The feeds' SQL: keyset pages over the partial indexes of migration 0008 (`posts_feed_new_idx`, `posts_feed_top_idx`,
+ * `posts_feed_active_idx`, all `where status = 'published'`). Every page is `order by <key> desc, id desc limit n`
+ * after `(<key>, id) < (cursor)`, so a page costs the same at any depth and new posts never shift the pages behind
+ * the cursor.
+ */
+
+/** A feed row: the post and its sort key as exact text (timestamps keep their microseconds, so no tie is lost). */
+export interface FeedRow {
+  post: Post;
+  /** NEW and homeFeed: published_at; ACTIVE: active_at (ISO 8601 UTC, microseconds); TOP: hot_score. */
+  key: string | number;
+}
+
+/** A tribe of the home feed and whether the viewer sees all of its posts (moderator and above) or not paid ones. */
+export interface FeedTribe {
+  communityId: string;
+  seesAll: boolean;
+}
+
+export interface HomeFeedArgs {
+  viewerId: string;
+  tribes: readonly FeedTribe[];
+  /** The last row seen: `[published_at ISO string, post id]`, or null for the first page. */
+  after: readonly [string, string] | null;
+  /** Rows to return: the page size plus one (the extra row says there is a next page). */
+  limit: number;
+}
+
+/** A timestamp as ISO 8601 UTC text with its microseconds (a JS Date would round them away). */
+const isoText = (column: AnyColumn | SQL) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * The home feed's one statement: for each tribe of the viewer (two array parameters, unnested), a LATERAL keyset
+ * subquery on `posts_feed_new_idx` takes at most `limit` rows after the cursor; the union is ordered and cut to
+ * `limit`. Work is (tribes × limit) index rows, whatever the depth. Visibility per tribe: moderators and above all
+ * posts, members public and members-only ones, and everyone their own.
+ *
+ * Awaiting the builder runs it (`FeedRow`s, newest publication first); `.toSQL()` gives `{ sql, params }` for a raw
+ * driver, and it embeds in a template (`sql\`explain (format json) ${homeFeedQuery(db, args)}\``).
+ */
+export function homeFeedQuery(db: Executor, args: HomeFeedArgs) {
+  const ids = args.tribes.map((t) => t.communityId);
+  const seesAll = args.tribes.map((t) => t.seesAll);
+  const keyset = args.after ? sql`and (p.published_at, p.id) < (${args.after[0]}::timestamptz, ${args.after[1]}::uuid)` : sql``;
+  const page = sql`
+    select f.id from unnest(${sql.param(ids)}::uuid[], ${sql.param(seesAll)}::boolean[]) as m(community_id, sees_all)
+    cross join lateral (
+      select p.id, p.published_at from posts p
+      where p.community_id = m.community_id and p.status = 'published'
+        and (m.sees_all or p.visibility <> 'paid' or p.author_id = ${args.viewerId}::uuid)
+        ${keyset}
+      order by p.published_at desc, p.id desc
+      limit ${args.limit}
+    ) f
+    order by f.published_at desc, f.id desc
+    limit ${args.limit}`;
+  return db
+    .select({ post: posts, key: isoText(posts.publishedAt) })
+    .from(posts)
+    .where(sql`${posts.id} in (${page})`)
+    .orderBy(desc(posts.publishedAt), desc(posts.id));
+}
+
+/** A page of the home feed (see `homeFeedQuery`). */
+export async function homeFeed(db: Executor, args: HomeFeedArgs): Promise<FeedRow[]> {
+  if (args.tribes.length === 0) return [];
+  return homeFeedQuery(db, args);
+}
+
+export type FeedSort = 'NEW' | 'TOP' | 'ACTIVE';
+
+export interface CommunityFeedArgs {
+  communityId: string;
+  sort: FeedSort;
+  /** Which visibilities the viewer sees; their own posts are always included (`authorId`). */
+  visibilities: readonly Visibility[];
+  viewerId: string | null;
+  /** The last row seen: `[key, post id]` (key: ISO timestamp for NEW and ACTIVE, the score for TOP), or null. */
+  after: readonly [string | number, string] | null;
+  limit: number;
+}
+
+const sortColumn = { NEW: posts.publishedAt, TOP: posts.hotScore, ACTIVE: posts.activeAt } as const;
+
+/** What a viewer sees of a tribe's published posts. */
+const visible = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null }) =>
+  and(
+    eq(posts.communityId, args.communityId),
+    eq(posts.status, 'published'),
+    or(inArray(posts.visibility, [...args.visibilities]), args.viewerId ? eq(posts.authorId, args.viewerId) : undefined),
+  );
+
+/**
+ * A page of a tribe's non-pinned published posts by `sort` (`desc, id desc`), keyset on the matching partial index.
+ * The key compares as the index orders it: `(hot_score, id) < ($1::float8, $2::uuid)` for TOP, timestamps otherwise.
+ */
+export async function communityFeed(db: Executor, args: CommunityFeedArgs): Promise<FeedRow[]> {
+  const column = sortColumn[args.sort];
+  const keyset = !args.after
+    ? undefined
+    : args.sort === 'TOP'
+      ? sql`(${posts.hotScore}, ${posts.id}) < (${args.after[0]}::float8, ${args.after[1]}::uuid)`
+      : sql`(${column}, ${posts.id}) < (${args.after[0]}::timestamptz, ${args.after[1]}::uuid)`;
+  const key = args.sort === 'TOP' ? posts.hotScore : isoText(column);
+  return db
+    .select({ post: posts, key })
+    .from(posts)
+    .where(and(visible(args), isNull(posts.pinnedAt), keyset))
+    .orderBy(desc(column), desc(posts.id))
+    .limit(args.limit);
+}
+
+/** Every pinned published post of a tribe the viewer sees, most recently pinned first (the first page's head). */
+export async function pinnedPosts(
+  db: Executor,
+  args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null },
+): Promise<Post[]> {
+  return db
+    .select()
+    .from(posts)
+    .where(and(visible(args), isNotNull(posts.pinnedAt)))
+    .orderBy(desc(posts.pinnedAt), desc(posts.id));
+}
