@@ -45,8 +45,8 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     EventRegisterResult: './events.service.js#RegisterResult',
   },
   identity: { User: './identity.service.js#User' },
-  // Community here is the entity this subgraph extends: its fields resolve from the reference's id.
-  members: { Member: './members.tables.js#Member', Community: '{ id: string }' },
+  // Community and User here are entities this subgraph extends: their fields resolve from the reference's id.
+  members: { Member: './members.tables.js#Member', Community: '{ id: string }', User: '{ id: string }' },
   platform: { ApiKeyIdentity: './api-keys.service.js#ApiKeyIdentity' },
   webhooks: { WebhookEndpoint: './webhooks.tables.js#WebhookEndpoint', WebhookTestResult: './webhooks.service.js#PingOutcome' },
   wins: { Win: './wins.tables.js#Win' },

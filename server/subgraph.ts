@@ -21,19 +21,20 @@ import { openDeps } from './deps.js';
 
 /**
  * The caller the gateway passed along (only read after the internal secret matched):
- * `{userId?, apiKey?: {id, communityId, scopes}}`.
+ * `{userId?, sessionId?, apiKey?: {id, communityId, scopes}}`.
  */
 function callerFrom(header: string | undefined): { caller: Caller | null; apiKey: ApiKeyCaller | null } {
   const none = { caller: null, apiKey: null };
   if (!header) return none;
   try {
-    const parsed = JSON.parse(header) as { userId?: unknown; apiKey?: { id?: unknown; communityId?: unknown; scopes?: unknown } };
+    const parsed = JSON.parse(header) as { userId?: unknown; sessionId?: unknown; apiKey?: { id?: unknown; communityId?: unknown; scopes?: unknown } };
     const key = parsed.apiKey;
     const apiKey =
       key && typeof key.id === 'string' && typeof key.communityId === 'string' && Array.isArray(key.scopes) && key.scopes.every((s) => typeof s === 'string')
         ? { id: key.id, communityId: key.communityId, scopes: key.scopes as string[] }
         : null;
-    return { caller: typeof parsed.userId === 'string' ? { userId: parsed.userId } : null, apiKey };
+    const sessionId = typeof parsed.sessionId === 'string' ? { sessionId: parsed.sessionId } : {};
+    return { caller: typeof parsed.userId === 'string' ? { userId: parsed.userId, ...sessionId } : null, apiKey };
   } catch {
     return none;
   }

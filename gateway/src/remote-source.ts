@@ -45,7 +45,10 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
     request.http?.headers.set(INTERNAL_SECRET_HEADER, this.options.secret);
     request.http?.headers.set(REQUEST_ID_HEADER, context.requestId ?? '');
     if (context.caller || context.apiKey) {
-      const caller = { ...(context.caller ? { userId: context.caller.userId } : {}), ...(context.apiKey ? { apiKey: context.apiKey } : {}) };
+      const caller = {
+        ...(context.caller ? { userId: context.caller.userId, sessionId: context.caller.sessionId } : {}),
+        ...(context.apiKey ? { apiKey: context.apiKey } : {}),
+      };
       request.http?.headers.set(CALLER_HEADER, JSON.stringify(caller));
     }
   }

@@ -21,10 +21,9 @@ export function sessionAuth(app: AppDeps): RequestHandler {
     try {
       const first = req.cookies?.[SESSION_COOKIE];
       const idp = req.cookies?.[IDP_COOKIE];
-      const userId =
-        (typeof first === 'string' ? await resolveSession(app, first) : null) ??
-        (typeof idp === 'string' ? await resolveIdpToken(app, idp) : null);
-      req.caller = userId ? { userId } : null;
+      const session = typeof first === 'string' ? await resolveSession(app, first) : null;
+      const idpUser = !session && typeof idp === 'string' ? await resolveIdpToken(app, idp) : null;
+      req.caller = session ?? (idpUser ? { userId: idpUser } : null);
       next();
     } catch (error) {
       next(error);

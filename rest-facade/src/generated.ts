@@ -50,6 +50,7 @@ export type CreateCommunityInput = {
   handle: string;
   description?: string | null | undefined;
   isPublic?: boolean | null | undefined;
+  /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: string | null | undefined;
 };
 
@@ -140,6 +141,7 @@ export type UpdateCommunityInput = {
   handle?: string | null | undefined;
   description?: string | null | undefined;
   isPublic?: boolean | null | undefined;
+  /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: string | null | undefined;
 };
 

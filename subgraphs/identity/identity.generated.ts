@@ -4,6 +4,7 @@ import type { User as UserModel } from './identity.service.js';
 import type { RequestContext } from '../kernel/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
   ID: { input: string; output: string; }
@@ -16,22 +17,76 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
-/** A person with an account. Email is visible to that person only. */
+/** A person with an account. Email is visible to that person only; the rest is their public profile. */
 export type User = {
   __typename?: 'User';
   id: Scalars['ID']['output'];
   username: Scalars['String']['output'];
   displayName: Scalars['String']['output'];
+  /** About the person: at most 500 characters (code points); empty when not set. */
+  bio: Scalars['String']['output'];
+  /** The picture: an https:// URL, or null. */
   avatarUrl?: Maybe<Scalars['String']['output']>;
+  /** Where the person is: at most 100 characters, or null. */
+  location?: Maybe<Scalars['String']['output']>;
+  /** Up to 5 https:// URLs (each at most 2048 characters), in the order given. */
+  links: Array<Scalars['String']['output']>;
   /** Null unless the caller is this user. */
   email?: Maybe<Scalars['String']['output']>;
   createdAt: Scalars['DateTime']['output'];
+};
+
+/**
+ * The profile fields to change: only the fields sent are written. An explicit null clears avatarUrl or location;
+ * displayName, bio and links cannot be null (send "" or [] to clear bio or links). Rules: displayName 1 to 80
+ * characters (as at sign-up), bio at most 500, location at most 100, avatarUrl and each link an https:// URL with a
+ * host and no user name or password (javascript:, data: and http: are refused), at most 5 links of 2048 characters.
+ */
+export type UpdateProfileInput = {
+  displayName?: InputMaybe<Scalars['String']['input']>;
+  bio?: InputMaybe<Scalars['String']['input']>;
+  avatarUrl?: InputMaybe<Scalars['String']['input']>;
+  location?: InputMaybe<Scalars['String']['input']>;
+  links?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
 export type Query = {
   __typename?: 'Query';
   /** The signed-in user, or null without a session. */
   me?: Maybe<User>;
+  /** A public profile by username (email null unless it is the caller's own). NOT_FOUND (reason not_found) when unknown. */
+  user?: Maybe<User>;
+};
+
+
+export type QueryUserArgs = {
+  username: Scalars['String']['input'];
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /**
+   * Changes the caller's profile (only the fields sent). BAD_USER_INPUT with reason empty when no field is sent, or
+   * invalid_input with details naming each refused field; a refused change writes nothing.
+   */
+  updateProfile: User;
+  /**
+   * Changes the caller's password. A wrong currentPassword is BAD_USER_INPUT reason wrong_password; newPassword follows
+   * the sign-up rule (10 to 256 characters, else weak_password). On success every other session of the user ends (this
+   * one keeps working) and every refresh token of the user is revoked.
+   */
+  changePassword: Scalars['Boolean']['output'];
+};
+
+
+export type MutationUpdateProfileArgs = {
+  input: UpdateProfileInput;
+};
+
+
+export type MutationChangePasswordArgs = {
+  currentPassword: Scalars['String']['input'];
+  newPassword: Scalars['String']['input'];
 };
 
 
@@ -132,7 +187,9 @@ export type ResolversTypes = {
   User: ResolverTypeWrapper<UserModel>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  UpdateProfileInput: UpdateProfileInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
 };
 
@@ -142,7 +199,9 @@ export type ResolversParentTypes = {
   User: UserModel;
   ID: Scalars['ID']['output'];
   String: Scalars['String']['output'];
+  UpdateProfileInput: UpdateProfileInput;
   Query: Record<PropertyKey, never>;
+  Mutation: Record<PropertyKey, never>;
   Boolean: Scalars['Boolean']['output'];
 };
 
@@ -155,18 +214,28 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  bio?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  location?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  links?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   me?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'username'>>;
+};
+
+export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateProfileArgs, 'input'>>;
+  changePassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'currentPassword' | 'newPassword'>>;
 };
 
 export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   User?: UserResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Mutation?: MutationResolvers<ContextType>;
 };
 

@@ -1,4 +1,4 @@
-import { and, eq, gt, ilike, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, gt, ilike, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { refreshTokens, sessions, users, type UserRow } from './identity.tables.js';
 
@@ -9,6 +9,11 @@ export interface User {
   username: string;
   displayName: string;
   avatarUrl: string | null;
+  /** About the person; empty when not set. */
+  bio: string;
+  location: string | null;
+  /** HTTPS URLs, in the order given. */
+  links: string[];
   createdAt: Date;
 }
 
@@ -18,6 +23,9 @@ const toUser = (r: UserRow): User => ({
   username: r.username,
   displayName: r.displayName,
   avatarUrl: r.avatarUrl,
+  bio: r.bio,
+  location: r.location,
+  links: r.links,
   createdAt: r.createdAt,
 });
 
@@ -75,17 +83,50 @@ export async function searchUserIds(db: Executor, term: string): Promise<string[
   return rows.map((r) => r.id);
 }
 
+/** The changes of a profile update: only the fields present are written. */
+export type ProfilePatch = Partial<Pick<User, 'displayName' | 'bio' | 'avatarUrl' | 'location' | 'links'>>;
+
+/** Writes the present fields of `patch` and returns the user after the change (undefined when the user is gone). */
+export async function updateProfile(db: Executor, id: string, patch: ProfilePatch): Promise<User | undefined> {
+  const [row] = await db.update(users).set(patch).where(eq(users.id, id)).returning();
+  return row && toUser(row);
+}
+
+/** The password hash of a user: null for an account without a password (identity provider), undefined when unknown. */
+export async function findPasswordHash(db: Executor, id: string): Promise<string | null | undefined> {
+  const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, id)).limit(1);
+  return row?.passwordHash;
+}
+
+export async function setPasswordHash(db: Executor, id: string, passwordHash: string): Promise<void> {
+  await db.update(users).set({ passwordHash }).where(eq(users.id, id));
+}
+
 export async function insertSession(db: Executor, userId: string, tokenHash: string, expiresAt: Date): Promise<void> {
   await db.insert(sessions).values({ userId, tokenHash, expiresAt });
 }
 
-export async function findLiveSessionUser(db: Executor, tokenHash: string, now: Date): Promise<string | undefined> {
+/** The user and id of a live (not revoked, not expired) session. */
+export async function findLiveSession(db: Executor, tokenHash: string, now: Date): Promise<{ userId: string; sessionId: string } | undefined> {
   const [row] = await db
-    .select({ userId: sessions.userId })
+    .select({ userId: sessions.userId, sessionId: sessions.id })
     .from(sessions)
     .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
     .limit(1);
-  return row?.userId;
+  return row;
+}
+
+/** Revokes every live session of the user except `keep` (the caller's own; null revokes them all). */
+export async function revokeOtherSessions(db: Executor, userId: string, keep: string | null, now: Date): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keep ? ne(sessions.id, keep) : undefined));
+}
+
+/** Revokes every refresh token of the user that is not revoked yet (every family). */
+export async function revokeUserRefreshTokens(db: Executor, userId: string, now: Date): Promise<void> {
+  await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
 }
 
 export async function revokeSession(db: Executor, tokenHash: string, now: Date): Promise<void> {

@@ -1,6 +1,6 @@
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
 import { type RequestContext, idLoader } from '../kernel/index.js';
-import { findUsersByIds, me, type User } from './identity.service.js';
+import { changePassword, findUsersByIds, me, updateProfile, userByUsername, type User } from './identity.service.js';
 import type { Resolvers } from './identity.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
@@ -11,6 +11,11 @@ export const resolvers: Resolvers = {
   DateTime,
   Query: {
     me: (_, __, ctx) => (ctx.caller ? me(ctx) : null),
+    user: (_, a, ctx) => userByUsername(ctx, a.username),
+  },
+  Mutation: {
+    updateProfile: (_, a, ctx) => updateProfile(ctx, a.input),
+    changePassword: (_, a, ctx) => changePassword(ctx, a),
   },
   User: {
     __resolveReference: (ref, ctx) => userLoader(ctx).load(ref.id),

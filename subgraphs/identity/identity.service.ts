@@ -8,6 +8,7 @@ import type { Executor } from '../../db/src/index.js';
 import {
   type AppConfig,
   type AppDeps,
+  type Caller,
   type RequestContext,
   DomainError,
   conflict,
@@ -19,8 +20,8 @@ import {
   requireUser,
   sha256,
   unauthorized,
-  text,
 } from '../kernel/index.js';
+import { checkNewPassword, displayNameRule, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
 
@@ -36,7 +37,7 @@ const signupInput = z.object({
   email: z.string({ error: 'email is required' }),
   password: z.string({ error: 'password is required' }),
   username: z.string({ error: 'username is required' }),
-  displayName: text({ max: 80, min: 1, trim: true, required: 'displayName is required' }),
+  displayName: displayNameRule,
   inviteCode: z.string().max(64).optional().nullable(),
 });
 
@@ -65,8 +66,7 @@ export async function createAccount(
 ): Promise<{ user: User; sessionToken: string }> {
   const input = parseInput(signupInput, raw);
   if (!email.safeParse(input.email).success) throw invalid('invalid_email', 'email is not a valid address.');
-  if (input.password.length < 10) throw invalid('weak_password', 'password must have at least 10 characters.');
-  if (input.password.length > 256) throw invalid('weak_password', 'password must have at most 256 characters.');
+  checkNewPassword(input.password);
   if (!/^[a-z0-9_]{3,30}$/.test(input.username)) {
     throw invalid('invalid_username', 'username must be 3 to 30 of a-z, 0-9 and _.');
   }
@@ -110,10 +110,10 @@ export async function openSession(app: AppDeps, userId: string): Promise<string>
   return token;
 }
 
-/** The user id of a live session token, or null. */
-export async function resolveSession(app: AppDeps, token: string): Promise<string | null> {
+/** The caller of a live session token (its user and the session's id), or null. */
+export async function resolveSession(app: AppDeps, token: string): Promise<Caller | null> {
   if (!token || token.length > 200) return null;
-  return (await repo.findLiveSessionUser(app.database.db, sha256(token), app.clock())) ?? null;
+  return (await repo.findLiveSession(app.database.db, sha256(token), app.clock())) ?? null;
 }
 
 /** Ends a session server-side; the token stops working at once. */
@@ -127,6 +127,54 @@ export async function me(ctx: RequestContext): Promise<User> {
   const [user] = await repo.findUsersByIds(ctx.app.database.db, [userId]);
   if (!user) throw unauthorized();
   return user;
+}
+
+/** A public profile by username; `not_found` when no user has it (anything that is not a username included). */
+export async function userByUsername(ctx: RequestContext, username: string): Promise<User> {
+  const user = await findUserByUsername(ctx.app, username);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+/**
+ * Changes the caller's profile: only the fields sent (see `parseProfileChanges` for the rules; an explicit null
+ * clears `avatarUrl` or `location`). A refused change writes nothing.
+ */
+export async function updateProfile(ctx: RequestContext, raw: unknown): Promise<User> {
+  const userId = requireUser(ctx);
+  const changes = parseProfileChanges(raw);
+  const user = await repo.updateProfile(ctx.app.database.db, userId, changes);
+  if (!user) throw unauthorized();
+  return user;
+}
+
+const passwordChangeInput = z.object({
+  currentPassword: z.string({ error: 'currentPassword is required' }).max(256),
+  newPassword: z.string({ error: 'newPassword is required' }),
+});
+
+/**
+ * Changes the caller's password. A wrong current password (or an account without one) is `wrong_password`: the same
+ * error and the same Argon2 work either way, as at sign-in. The new password follows the sign-up rule
+ * (`weak_password`). In one transaction: the new hash, every other session of the user ended (the caller's own
+ * session keeps working) and every refresh token of the user revoked.
+ */
+export async function changePassword(ctx: RequestContext, raw: unknown): Promise<boolean> {
+  const userId = requireUser(ctx);
+  const input = parseInput(passwordChangeInput, raw);
+  checkNewPassword(input.newPassword, 'newPassword');
+  const db = ctx.app.database.db;
+  const stored = await repo.findPasswordHash(db, userId);
+  const ok = await verify(stored ?? (await dummyHash), input.currentPassword).catch(() => false);
+  if (!stored || !ok) throw invalid('wrong_password', 'currentPassword is wrong.', [{ field: 'currentPassword', message: 'is wrong' }]);
+  const passwordHash = await hash(input.newPassword, ARGON2);
+  const now = ctx.app.clock();
+  await db.transaction(async (tx) => {
+    await repo.setPasswordHash(tx, userId, passwordHash);
+    await repo.revokeOtherSessions(tx, userId, ctx.caller?.sessionId ?? null, now);
+    await repo.revokeUserRefreshTokens(tx, userId, now);
+  });
+  return true;
 }
 
 export const findUsersByIds = (app: AppDeps, ids: readonly string[]) => repo.findUsersByIds(app.database.db, ids);

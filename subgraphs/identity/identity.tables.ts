@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const users = pgTable('users', {
@@ -6,6 +7,9 @@ export const users = pgTable('users', {
   username: text('username').notNull(),
   displayName: text('display_name').notNull(),
   avatarUrl: text('avatar_url'),
+  bio: text('bio').notNull().default(''),
+  location: text('location'),
+  links: text('links').array().notNull().default(sql`'{}'::text[]`),
   passwordHash: text('password_hash'),
   idpSubject: text('idp_subject'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

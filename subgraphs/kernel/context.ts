@@ -6,6 +6,8 @@ import { unauthorized } from './errors.js';
 /** Who is calling: a signed-in user, or nobody. */
 export interface Caller {
   userId: string;
+  /** The first-party session (`svc_session`) the request came with, when it did: the one `changePassword` keeps. */
+  sessionId?: string;
 }
 
 /**

@@ -28,6 +28,38 @@ export type Role =
 export type User = {
   __typename?: 'User';
   id: Scalars['ID']['output'];
+  /**
+   * The tribes this user belongs to, most recently active first (their latest post, comment, reaction or join in the
+   * tribe; ties by membership id). The user sees all their own; anyone else sees public tribes only, plus private tribes
+   * they are a member of too. first: 1 to 50 (default 20, else BAD_USER_INPUT invalid_first); after: an endCursor of
+   * this same list (else invalid_cursor).
+   */
+  memberships: MemberConnection;
+};
+
+
+export type UserMembershipsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  hasNextPage: Scalars['Boolean']['output'];
+  endCursor?: Maybe<Scalars['String']['output']>;
+};
+
+export type MemberEdge = {
+  __typename?: 'MemberEdge';
+  node: Member;
+  cursor: Scalars['String']['output'];
+};
+
+/** A page of memberships. */
+export type MemberConnection = {
+  __typename?: 'MemberConnection';
+  edges: Array<MemberEdge>;
+  pageInfo: PageInfo;
 };
 
 export type Community = {
@@ -227,12 +259,16 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping of federation types */
 export type FederationTypes = {
+  User: User;
   Community: Community;
   Member: Member;
 };
 
 /** Mapping of federation reference types */
 export type FederationReferenceTypes = {
+  User:
+    ( { __typename: 'User' }
+    & GraphQLRecursivePick<FederationTypes['User'], {"id":true}> );
   Community:
     ( { __typename: 'Community' }
     & GraphQLRecursivePick<FederationTypes['Community'], {"id":true}> );
@@ -247,32 +283,38 @@ export type FederationReferenceTypes = {
 export type ResolversTypes = {
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Role: Role;
-  User: ResolverTypeWrapper<User>;
+  User: ResolverTypeWrapper<{ id: string }>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  Community: ResolverTypeWrapper<{ id: string }>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  MemberEdge: ResolverTypeWrapper<Omit<MemberEdge, 'node'> & { node: ResolversTypes['Member'] }>;
+  MemberConnection: ResolverTypeWrapper<Omit<MemberConnection, 'edges'> & { edges: Array<ResolversTypes['MemberEdge']> }>;
+  Community: ResolverTypeWrapper<{ id: string }>;
   Member: ResolverTypeWrapper<MemberModel>;
   MemberPage: ResolverTypeWrapper<Omit<MemberPage, 'items'> & { items: Array<ResolversTypes['Member']> }>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   PlatformMemberPage: ResolverTypeWrapper<Omit<PlatformMemberPage, 'items'> & { items: Array<ResolversTypes['Member']> }>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   DateTime: Scalars['DateTime']['output'];
-  User: User;
+  User: { id: string };
   ID: Scalars['ID']['output'];
-  Community: { id: string };
   Int: Scalars['Int']['output'];
+  String: Scalars['String']['output'];
+  PageInfo: PageInfo;
+  Boolean: Scalars['Boolean']['output'];
+  MemberEdge: Omit<MemberEdge, 'node'> & { node: ResolversParentTypes['Member'] };
+  MemberConnection: Omit<MemberConnection, 'edges'> & { edges: Array<ResolversParentTypes['MemberEdge']> };
+  Community: { id: string };
   Member: MemberModel;
   MemberPage: Omit<MemberPage, 'items'> & { items: Array<ResolversParentTypes['Member']> };
-  Boolean: Scalars['Boolean']['output'];
   PlatformMemberPage: Omit<PlatformMemberPage, 'items'> & { items: Array<ResolversParentTypes['Member']> };
   Query: Record<PropertyKey, never>;
-  String: Scalars['String']['output'];
   Mutation: Record<PropertyKey, never>;
 };
 
@@ -280,8 +322,25 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
   name: 'DateTime';
 }
 
-export type UserResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
+export type UserResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  memberships?: Resolver<ResolversTypes['MemberConnection'], ParentType, ContextType, Partial<UserMembershipsArgs>>;
+};
+
+export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type MemberEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['MemberEdge'] = ResolversParentTypes['MemberEdge']> = {
+  node?: Resolver<ResolversTypes['Member'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type MemberConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['MemberConnection'] = ResolversParentTypes['MemberConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['MemberEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
 };
 
 export type CommunityResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Community'] = ResolversParentTypes['Community'], FederationReferenceType extends FederationReferenceTypes['Community'] = FederationReferenceTypes['Community']> = {
@@ -334,6 +393,9 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
 export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   User?: UserResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
+  MemberEdge?: MemberEdgeResolvers<ContextType>;
+  MemberConnection?: MemberConnectionResolvers<ContextType>;
   Community?: CommunityResolvers<ContextType>;
   Member?: MemberResolvers<ContextType>;
   MemberPage?: MemberPageResolvers<ContextType>;

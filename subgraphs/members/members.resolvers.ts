@@ -25,6 +25,10 @@ export const resolvers: Resolvers = {
     memberCount: (c, _, ctx) => service.memberCount(ctx, c.id),
     viewerRole: (c, _, ctx) => viewerRole(ctx, c.id),
   },
+  User: {
+    __resolveReference: (r) => ({ id: r.id }),
+    memberships: (u, a, ctx) => service.memberships(ctx, u.id, a),
+  },
   Member: {
     __resolveReference: (r, ctx) => service.memberById(ctx, r.id),
     community: (m) => ref('Community', m.communityId),

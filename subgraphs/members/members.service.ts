@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
-import { getCommunity, getCommunityByHandle } from '../tribes/index.js';
+import { findCommunity, getCommunity, getCommunityByHandle } from '../tribes/index.js';
 import { findUserByUsername, searchUserIds } from '../identity/index.js';
 import {
   type AppDeps,
@@ -24,9 +24,13 @@ import {
   idLoader,
   text,
   requireScope,
+  type Connection,
+  isTimeAndId,
+  pageRequest,
+  toConnection,
 } from '../kernel/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { RANK, forgetViewerRole, requireRole, requireView } from './members.access.js';
+import { RANK, forgetViewerRole, requireRole, requireView, viewerRole } from './members.access.js';
 import * as repo from './members.repository.js';
 import { ROLES, type Member } from './members.tables.js';
 
@@ -202,4 +206,35 @@ export async function platformMember(ctx: RequestContext, username: string): Pro
  */
 export function recordActivity(tx: Executor, communityId: string, userId: string, at: Date): Promise<void> {
   return repo.touch(tx, communityId, userId, at);
+}
+
+/**
+ * The tribes `userId` belongs to, most recently active first, as the caller may see them: all of them for the user
+ * themself; for anyone else public tribes, plus private tribes the caller is a member of too (anonymous callers:
+ * public only). Cursors belong to the list of this user as seen by this caller.
+ */
+export async function memberships(
+  ctx: RequestContext,
+  userId: string,
+  args: { first?: number | null; after?: string | null },
+): Promise<Connection<Member>> {
+  const viewerId = ctx.caller?.userId ?? null;
+  const list = `memberships:${userId}:${viewerId ?? 'anon'}`;
+  const { limit, after } = pageRequest(ctx, list, args, isTimeAndId);
+  const db = ctx.app.database.db;
+  const tribes = !isUuid(userId) ? [] : viewerId === userId ? null : await visibleTribesOf(ctx, userId);
+  const rows = tribes && tribes.length === 0 ? [] : await repo.membershipsOf(db, userId, tribes, after, limit + 1);
+  return toConnection(ctx, list, rows, limit, (m) => [m.activeKey, m.id]);
+}
+
+/** The tribes of `userId` the caller may see them in: public ones, and private ones the caller belongs to as well. */
+async function visibleTribesOf(ctx: RequestContext, userId: string): Promise<string[]> {
+  const ids = await repo.communityIdsOf(ctx.app.database.db, userId);
+  const visible = await Promise.all(
+    ids.map(async (id) => {
+      const community = await findCommunity(ctx, id);
+      return !!community && (community.isPublic || (await viewerRole(ctx, id)) !== null);
+    }),
+  );
+  return ids.filter((_, i) => visible[i]);
 }

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { invalid, parseInput, text } from '../kernel/index.js';
+
+/** Limits of a profile, in characters (code points) unless said otherwise. */
+export const PROFILE_LIMITS = { displayName: 80, bio: 500, location: 100, links: 5, url: 2048 } as const;
+
+/** The display name rule, shared by sign-up and profile updates: 1 to 80 characters after trimming. */
+export const displayNameRule = text({ max: PROFILE_LIMITS.displayName, min: 1, trim: true, required: 'displayName is required' });
+
+/**
+ * The password rule of sign-up and password changes: 10 to 256 characters, else `weak_password`.
+ */
+export function checkNewPassword(password: string, field = 'password'): void {
+  if (password.length < 10) throw invalid('weak_password', `${field} must have at least 10 characters.`);
+  if (password.length > 256) throw invalid('weak_password', `${field} must have at most 256 characters.`);
+}
+
+/**
+ * True for a URL a profile may link to: written as `https://` followed by a host, without white space,
+ * backslashes or user information (`user:password@`), that parses as an `https:` URL with a host. `javascript:`, `data:`,
+ * `http:` and relative URLs are refused.
+ */
+export function isProfileUrl(value: string): boolean {
+  if (value.length > PROFILE_LIMITS.url || !/^https:\/\/[^/]/i.test(value) || /[\s\\]/.test(value)) return false;
+  // No user information at all, even empty (`https://:@host`), which the parser would silently drop.
+  if (/^https:\/\/[^/?#]*@/i.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' && url.hostname !== '' && url.username === '' && url.password === '';
+}
+
+const profileUrl = (field: string) =>
+  text({ max: PROFILE_LIMITS.url, required: `${field} must be a string` }).refine(
+    isProfileUrl,
+    'must be an https:// URL with a host, without user name or password',
+  );
+
+const profileInput = z.object({
+  displayName: displayNameRule.optional(),
+  bio: text({ max: PROFILE_LIMITS.bio, trim: true, required: 'bio cannot be null: send "" to clear it' }).optional(),
+  avatarUrl: profileUrl('avatarUrl').nullable().optional(),
+  // An empty location is no location.
+  location: text({ max: PROFILE_LIMITS.location, trim: true })
+    .nullable()
+    .optional()
+    .transform((v) => (v === '' ? null : v)),
+  links: z
+    .array(profileUrl('links'), { error: 'links cannot be null: send [] to clear them' })
+    .max(PROFILE_LIMITS.links, `at most ${PROFILE_LIMITS.links} links`)
+    .optional(),
+});
+
+/** The fields a profile update writes: exactly those that were sent. */
+export type ProfileChanges = Partial<{ displayName: string; bio: string; avatarUrl: string | null; location: string | null; links: string[] }>;
+
+/**
+ * Parses `updateProfile`'s input: `empty` when no field was sent; `invalid_input` with `details` naming each field
+ * that breaks its rule (display name as at sign-up; bio up to 500 characters; location up to 100 or null; avatar an
+ * HTTPS URL or null; up to 5 HTTPS links of at most 2048 characters). Fields not sent stay absent.
+ */
+export function parseProfileChanges(raw: unknown): ProfileChanges {
+  const sent = raw && typeof raw === 'object' ? Object.entries(raw).filter(([, v]) => v !== undefined) : [];
+  if (sent.length === 0) throw invalid('empty', 'input: send at least one field to change.');
+  const parsed = parseInput(profileInput, Object.fromEntries(sent));
+  const changes: ProfileChanges = {};
+  for (const [key] of sent) {
+    if (key in parsed) (changes as Record<string, unknown>)[key] = (parsed as Record<string, unknown>)[key];
+  }
+  return changes;
+}
