@@ -38,6 +38,26 @@ describe('gateway in distributed mode', () => {
     expect(me.data.me).toEqual({ id: owner.id, email: owner.email });
   });
 
+  it('passes the caller’s session along: changePassword keeps that session and ends the other one', async () => {
+    const user = await signupUser(t);
+    const login = await t.api.post('/auth/login').send({ email: user.email, password: user.password });
+    const other = { cookie: String(login.headers['set-cookie'][0]).split(';')[0] };
+    const changed = await gql(t, user, 'mutation($c: String!, $n: String!){ changePassword(currentPassword: $c, newPassword: $n) }', {
+      c: user.password,
+      n: 'a remote new password',
+    });
+    expect(changed).toEqual({ data: { changePassword: true } });
+    expect((await gql(t, user, '{ me { id } }')).data.me).toEqual({ id: user.id });
+    expect((await gql(t, other, '{ me { id } }')).data.me).toBeNull();
+  });
+
+  it('resolves me.memberships in the members subgraph over HTTP', async () => {
+    const owner = await signupUser(t);
+    const tribe = await createTribe(t, owner);
+    const out = await gql(t, owner, '{ me { memberships(first: 5) { edges { node { community { id } role } } pageInfo { hasNextPage } } } }');
+    expect(out).toEqual({ data: { me: { memberships: { edges: [{ node: { community: { id: tribe.id }, role: 'owner' } }], pageInfo: { hasNextPage: false } } } } });
+  });
+
   it('keeps domain error codes across the HTTP hop', async () => {
     const out = await gql(t, null, 'mutation { createCommunity(input: {name: "x", handle: "remote-anon"}) { id } }');
     expect(out.errors?.[0].extensions?.reason).toBe('unauthorized');
