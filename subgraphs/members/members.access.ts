@@ -21,6 +21,18 @@ export function viewerRole(ctx: RequestContext, communityId: string): Promise<Ro
   return ctx.caller ? roleLoader(ctx).load(communityId) : Promise.resolve(null);
 }
 
+/**
+ * Every tribe the signed-in caller belongs to, with their role (empty for anonymous callers), read fresh in this
+ * request: a removed member is gone at once. Primes `viewerRole` for each tribe, so later role checks cost no SQL.
+ */
+export async function viewerTribes(ctx: RequestContext): Promise<Array<{ communityId: string; role: Role }>> {
+  if (!ctx.caller) return [];
+  const rows = await repo.rolesOfUser(ctx.app.database.db, ctx.caller.userId);
+  const loader = roleLoader(ctx);
+  for (const r of rows) loader.prime(r.communityId, r.role);
+  return rows;
+}
+
 /** Forget the cached role after the caller's membership changed within this request. */
 export function forgetViewerRole(ctx: RequestContext, communityId: string): void {
   roleLoader(ctx).clear(communityId);
