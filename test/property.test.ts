@@ -305,6 +305,8 @@ const ID_OF: Record<string, string> = {
   deleteCommunity: 'cid',
   updatePost: 'pid',
   deletePost: 'pid',
+  updateComment: 'comment',
+  deleteComment: 'comment',
   revokeApiKey: 'key',
   updateWebhookEndpoint: 'hook',
   deleteWebhookEndpoint: 'hook',
