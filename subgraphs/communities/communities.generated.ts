@@ -24,6 +24,7 @@ export type Community = {
   name: Scalars['String']['output'];
   description: Scalars['String']['output'];
   isPublic: Scalars['Boolean']['output'];
+  /** One of the fixed list (see communityCategories): business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other; or null. */
   category?: Maybe<Scalars['String']['output']>;
   createdAt: Scalars['DateTime']['output'];
   updatedAt: Scalars['DateTime']['output'];
@@ -43,6 +44,7 @@ export type CreateCommunityInput = {
   handle: Scalars['String']['input'];
   description?: InputMaybe<Scalars['String']['input']>;
   isPublic?: InputMaybe<Scalars['Boolean']['input']>;
+  /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -52,7 +54,44 @@ export type UpdateCommunityInput = {
   handle?: InputMaybe<Scalars['String']['input']>;
   description?: InputMaybe<Scalars['String']['input']>;
   isPublic?: InputMaybe<Scalars['Boolean']['input']>;
+  /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Relay page information. */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  hasNextPage: Scalars['Boolean']['output'];
+  endCursor?: Maybe<Scalars['String']['output']>;
+};
+
+export type CommunityEdge = {
+  __typename?: 'CommunityEdge';
+  node: Community;
+  cursor: Scalars['String']['output'];
+};
+
+/** A page of tribes. */
+export type CommunityConnection = {
+  __typename?: 'CommunityConnection';
+  edges: Array<CommunityEdge>;
+  pageInfo: PageInfo;
+};
+
+/** How discoverCommunities orders public tribes; ties by id (descending). */
+export type DiscoverSort =
+  /** Most joins in the last 7 days (members.joined_at within 7 days of the service clock) first. */
+  | 'TRENDING'
+  /** Most recently created first. */
+  | 'NEWEST'
+  /** Most members first. */
+  | 'LARGEST';
+
+/** A category of the fixed list and its number of public tribes. */
+export type CategoryCount = {
+  __typename?: 'CategoryCount';
+  category: Scalars['String']['output'];
+  count: Scalars['Int']['output'];
 };
 
 export type Query = {
@@ -61,6 +100,15 @@ export type Query = {
   community?: Maybe<Community>;
   /** Tribes, newest first; perPage at most 50. */
   communities: CommunityPage;
+  /**
+   * Discover PUBLIC tribes (private tribes are never listed), for anyone, signed in or not. query: matches name, handle or
+   * description, case-insensitive, taken literally (% and _ are not wildcards), at most 100 characters. category: one of
+   * the fixed list (else BAD_USER_INPUT invalid_input naming category). first: 1 to 50 (default 20, else invalid_first);
+   * after: an endCursor of the same sort, query and category (else invalid_cursor).
+   */
+  discoverCommunities: CommunityConnection;
+  /** Every category of the fixed list, in its order, with its number of public tribes (0 included). */
+  communityCategories: Array<CategoryCount>;
 };
 
 
@@ -74,6 +122,15 @@ export type QueryCommunitiesArgs = {
   search?: InputMaybe<Scalars['String']['input']>;
   page?: InputMaybe<Scalars['Int']['input']>;
   perPage?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryDiscoverCommunitiesArgs = {
+  query?: InputMaybe<Scalars['String']['input']>;
+  category?: InputMaybe<Scalars['String']['input']>;
+  sort?: InputMaybe<DiscoverSort>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type Mutation = {
@@ -202,6 +259,11 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   CreateCommunityInput: CreateCommunityInput;
   UpdateCommunityInput: UpdateCommunityInput;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
+  CommunityEdge: ResolverTypeWrapper<CommunityEdge>;
+  CommunityConnection: ResolverTypeWrapper<CommunityConnection>;
+  DiscoverSort: DiscoverSort;
+  CategoryCount: ResolverTypeWrapper<CategoryCount>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
 };
@@ -217,6 +279,10 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   CreateCommunityInput: CreateCommunityInput;
   UpdateCommunityInput: UpdateCommunityInput;
+  PageInfo: PageInfo;
+  CommunityEdge: CommunityEdge;
+  CommunityConnection: CommunityConnection;
+  CategoryCount: CategoryCount;
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
 };
@@ -244,9 +310,31 @@ export type CommunityPageResolvers<ContextType = RequestContext, ParentType exte
   hasMore?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type CommunityEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CommunityEdge'] = ResolversParentTypes['CommunityEdge']> = {
+  node?: Resolver<ResolversTypes['Community'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type CommunityConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CommunityConnection'] = ResolversParentTypes['CommunityConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['CommunityEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type CategoryCountResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CategoryCount'] = ResolversParentTypes['CategoryCount']> = {
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   community?: Resolver<Maybe<ResolversTypes['Community']>, ParentType, ContextType, Partial<QueryCommunityArgs>>;
   communities?: Resolver<ResolversTypes['CommunityPage'], ParentType, ContextType, Partial<QueryCommunitiesArgs>>;
+  discoverCommunities?: Resolver<ResolversTypes['CommunityConnection'], ParentType, ContextType, RequireFields<QueryDiscoverCommunitiesArgs, 'sort'>>;
+  communityCategories?: Resolver<Array<ResolversTypes['CategoryCount']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -259,6 +347,10 @@ export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   Community?: CommunityResolvers<ContextType>;
   CommunityPage?: CommunityPageResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
+  CommunityEdge?: CommunityEdgeResolvers<ContextType>;
+  CommunityConnection?: CommunityConnectionResolvers<ContextType>;
+  CategoryCount?: CategoryCountResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
 };

@@ -14,6 +14,8 @@ export const resolvers: Resolvers = {
       throw invalid('invalid_input', 'Pass handle or id.');
     },
     communities: (_, a, ctx) => service.listCommunities(ctx, a),
+    discoverCommunities: (_, a, ctx) => service.discoverCommunities(ctx, a),
+    communityCategories: (_, _a, ctx) => service.communityCategories(ctx),
   },
   Mutation: {
     createCommunity: (_, a, ctx) => service.createCommunity(ctx, a.input),

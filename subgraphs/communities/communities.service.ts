@@ -1,9 +1,16 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { addOwner, requireRole } from '../members/index.js';
 import {
+  type Connection,
+  type CursorKey,
   type RequestContext,
   conflict,
   invalid,
+  isNumberAndId,
+  isTimeAndId,
+  pageRequest,
+  toConnection,
   isUniqueViolation,
   notFound,
   paging,
@@ -13,7 +20,10 @@ import {
   type Page,
   text,
 } from '../kernel/index.js';
-import { type Community, getCommunity, refreshCommunity, tribeRecords as repo } from '../tribes/index.js';
+import { type Community, findCommunity, getCommunity, refreshCommunity, tribeRecords as repo } from '../tribes/index.js';
+import { CATEGORIES, type Category } from './communities.categories.js';
+import * as discovery from './communities.repository.js';
+import type { DiscoverKey, DiscoverSort } from './communities.repository.js';
 
 export type { Community } from '../tribes/index.js';
 export { findCommunity, getCommunity, getCommunityByHandle } from '../tribes/index.js';
@@ -28,7 +38,11 @@ const fields = {
     .regex(HANDLE, 'handle must be 3 to 40 of a-z, 0-9 and -, starting and ending with a letter or digit'),
   description: text({ max: 2000 }),
   isPublic: z.boolean(),
-  category: text({ max: 50, trim: true }).nullable(),
+  // One of the fixed list, or null (no category); the input is trimmed and lowercased first.
+  category: text({ max: 50, trim: true })
+    .transform((v) => v.toLowerCase())
+    .pipe(z.enum(CATEGORIES, { error: `must be one of ${CATEGORIES.join(', ')}` }))
+    .nullable(),
 };
 const createInput = z.object({
   name: fields.name,
@@ -104,4 +118,61 @@ export async function deleteCommunity(ctx: RequestContext, id: string): Promise<
   await repo.remove(ctx.app.database.db, community.id);
   refreshCommunity(ctx, id);
   return true;
+}
+
+export { CATEGORIES, type Category } from './communities.categories.js';
+export type { DiscoverSort } from './communities.repository.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** TRENDING counts the joins of this many days before the service clock's now. */
+export const TRENDING_DAYS = 7;
+const SORTS = ['TRENDING', 'NEWEST', 'LARGEST'] as const;
+const discoverInput = z.object({
+  query: text({ max: 100, trim: true }).nullable().optional(),
+  category: fields.category.optional(),
+  sort: z.enum(SORTS, { error: `must be one of ${SORTS.join(', ')}` }).nullable().optional(),
+});
+
+/** A LIKE pattern that matches `text` anywhere, its own `%`, `_` and `\` taken literally. */
+const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Discover: PUBLIC tribes only, for anyone (anonymous too). `query` matches name, handle or description
+ * (case-insensitive, taken literally); `category` filters. TRENDING orders by joins in the last 7 days of the service
+ * clock, LARGEST by member count, NEWEST by creation time; ties by id; keyset cursors scoped to the sort and filters.
+ */
+export async function discoverCommunities(
+  ctx: RequestContext,
+  raw: { query?: string | null; category?: string | null; sort?: DiscoverSort | null; first?: number | null; after?: string | null },
+): Promise<Connection<Community>> {
+  const input = parseInput(discoverInput, { query: raw.query, category: raw.category, sort: raw.sort });
+  const sort: DiscoverSort = input.sort ?? 'TRENDING';
+  const query = input.query || undefined;
+  const category = input.category ?? undefined;
+  const queryHash = query ? createHash('sha256').update(query.toLowerCase()).digest('base64url') : '*';
+  const list = `discoverCommunities:${sort}:${category ?? '*'}:${queryHash}`;
+  const isKey = sort === 'NEWEST' ? isTimeAndId : isNumberAndId;
+  const page = pageRequest(ctx, list, raw, isKey as (key: CursorKey) => key is DiscoverKey);
+  const rows = await discovery.discover(ctx.app.database.db, {
+    sort,
+    pattern: query ? containsPattern(query) : undefined,
+    category,
+    trendingSince: new Date(ctx.app.clock().getTime() - TRENDING_DAYS * DAY_MS),
+    after: page.after,
+    limit: page.limit + 1,
+  });
+  const connection = toConnection(ctx, list, rows, page.limit, (r) => r.key);
+  const tribes = await Promise.all(connection.edges.map((e) => findCommunity(ctx, e.node.id)));
+  // A tribe deleted between the two reads is left out; the cursors and pageInfo still follow the keyset.
+  const edges = connection.edges.flatMap((e, i) => {
+    const node = tribes[i];
+    return node ? [{ node, cursor: e.cursor }] : [];
+  });
+  return { edges, pageInfo: connection.pageInfo };
+}
+
+/** Every category of the list with its number of public tribes (0 included), in the list's order. */
+export async function communityCategories(ctx: RequestContext): Promise<Array<{ category: Category; count: number }>> {
+  const counts = await discovery.publicCategoryCounts(ctx.app.database.db, CATEGORIES);
+  return CATEGORIES.map((category) => ({ category, count: counts.get(category) ?? 0 }));
 }

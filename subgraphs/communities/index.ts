@@ -4,5 +4,9 @@ export {
   createCommunity,
   updateCommunity,
   deleteCommunity,
+  discoverCommunities,
+  communityCategories,
+  CATEGORIES,
 } from './communities.service.js';
+export type { Category, DiscoverSort } from './communities.service.js';
 export type { Community } from './communities.service.js';

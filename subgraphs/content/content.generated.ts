@@ -188,6 +188,35 @@ export type UpdateCommentInput = {
   content: Scalars['String']['input'];
 };
 
+/** A full-text search result: a post, or a comment with its post. */
+export type SearchHit = {
+  __typename?: 'SearchHit';
+  post: Post;
+  /** Null when the hit is the post itself. */
+  comment?: Maybe<Comment>;
+  /**
+   * A short extract of the matching text around the query's words: HTML-escaped plain text whose only markup is
+   * <mark>…</mark> around each matched word (safe to insert as HTML).
+   */
+  snippet: Scalars['String']['output'];
+  /** PostgreSQL ts_rank of the hit (higher is more relevant); hits are ordered by it, then posts before comments, then id. */
+  rank: Scalars['Float']['output'];
+};
+
+export type SearchEdge = {
+  __typename?: 'SearchEdge';
+  node: SearchHit;
+  /** Opaque; pass it as `after` with the same query and communityId to continue after this hit. */
+  cursor: Scalars['String']['output'];
+};
+
+/** A page of search hits, Relay style. */
+export type SearchConnection = {
+  __typename?: 'SearchConnection';
+  edges: Array<SearchEdge>;
+  pageInfo: PageInfo;
+};
+
 export type PlatformPostPage = {
   __typename?: 'PlatformPostPage';
   items: Array<Post>;
@@ -218,6 +247,16 @@ export type Query = {
    * then the other posts by `sort`. Later pages hold non-pinned posts only. Cursors are per tribe and per sort.
    */
   communityFeed: PostConnection;
+  /**
+   * Full-text search (PostgreSQL, English stemming) over the published posts and live comments the viewer may see, most
+   * relevant first. With communityId: that tribe (a public one for anyone, anonymous included; a private one for its
+   * members only: FORBIDDEN, or UNAUTHENTICATED when signed out). Without: every tribe the viewer belongs to (signed in
+   * only, UNAUTHENTICATED otherwise). query: web-search syntax ("a phrase", OR, -word); any text is accepted (a control
+   * character is BAD_USER_INPUT invalid_text), only its first 500 characters are searched, and a query without a
+   * searchable word (only stop words or punctuation) gives an empty list. first: 1 to 50 (default 20, else
+   * invalid_first); after: an endCursor of the same query, communityId and viewer (else invalid_cursor).
+   */
+  search: SearchConnection;
 };
 
 
@@ -259,6 +298,14 @@ export type QueryHomeFeedArgs = {
 export type QueryCommunityFeedArgs = {
   communityId: Scalars['ID']['input'];
   sort?: InputMaybe<FeedSort>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySearchArgs = {
+  query: Scalars['String']['input'];
+  communityId?: InputMaybe<Scalars['ID']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   after?: InputMaybe<Scalars['String']['input']>;
 };
@@ -449,6 +496,10 @@ export type ResolversTypes = {
   UpdatePostInput: UpdatePostInput;
   CreateCommentInput: CreateCommentInput;
   UpdateCommentInput: UpdateCommentInput;
+  SearchHit: ResolverTypeWrapper<Omit<SearchHit, 'post' | 'comment'> & { post: ResolversTypes['Post'], comment?: Maybe<ResolversTypes['Comment']> }>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  SearchEdge: ResolverTypeWrapper<Omit<SearchEdge, 'node'> & { node: ResolversTypes['SearchHit'] }>;
+  SearchConnection: ResolverTypeWrapper<Omit<SearchConnection, 'edges'> & { edges: Array<ResolversTypes['SearchEdge']> }>;
   PlatformPostPage: ResolverTypeWrapper<Omit<PlatformPostPage, 'items'> & { items: Array<ResolversTypes['Post']> }>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -477,6 +528,10 @@ export type ResolversParentTypes = {
   UpdatePostInput: UpdatePostInput;
   CreateCommentInput: CreateCommentInput;
   UpdateCommentInput: UpdateCommentInput;
+  SearchHit: Omit<SearchHit, 'post' | 'comment'> & { post: ResolversParentTypes['Post'], comment?: Maybe<ResolversParentTypes['Comment']> };
+  Float: Scalars['Float']['output'];
+  SearchEdge: Omit<SearchEdge, 'node'> & { node: ResolversParentTypes['SearchHit'] };
+  SearchConnection: Omit<SearchConnection, 'edges'> & { edges: Array<ResolversParentTypes['SearchEdge']> };
   PlatformPostPage: Omit<PlatformPostPage, 'items'> & { items: Array<ResolversParentTypes['Post']> };
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
@@ -566,6 +621,23 @@ export type CommentPageResolvers<ContextType = RequestContext, ParentType extend
   hasMore?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type SearchHitResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SearchHit'] = ResolversParentTypes['SearchHit']> = {
+  post?: Resolver<ResolversTypes['Post'], ParentType, ContextType>;
+  comment?: Resolver<Maybe<ResolversTypes['Comment']>, ParentType, ContextType>;
+  snippet?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  rank?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type SearchEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SearchEdge'] = ResolversParentTypes['SearchEdge']> = {
+  node?: Resolver<ResolversTypes['SearchHit'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type SearchConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SearchConnection'] = ResolversParentTypes['SearchConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['SearchEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
 export type PlatformPostPageResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PlatformPostPage'] = ResolversParentTypes['PlatformPostPage']> = {
   items?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -580,6 +652,7 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   comments?: Resolver<ResolversTypes['CommentPage'], ParentType, ContextType, RequireFields<QueryCommentsArgs, 'postId'>>;
   homeFeed?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryHomeFeedArgs>>;
   communityFeed?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryCommunityFeedArgs, 'communityId' | 'sort'>>;
+  search?: Resolver<ResolversTypes['SearchConnection'], ParentType, ContextType, RequireFields<QuerySearchArgs, 'query'>>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -606,6 +679,9 @@ export type Resolvers<ContextType = RequestContext> = {
   PageInfo?: PageInfoResolvers<ContextType>;
   PostPage?: PostPageResolvers<ContextType>;
   CommentPage?: CommentPageResolvers<ContextType>;
+  SearchHit?: SearchHitResolvers<ContextType>;
+  SearchEdge?: SearchEdgeResolvers<ContextType>;
+  SearchConnection?: SearchConnectionResolvers<ContextType>;
   PlatformPostPage?: PlatformPostPageResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;

@@ -3,6 +3,7 @@ import * as comments from './comments.service.js';
 import * as service from './content.service.js';
 import * as feed from './feed.service.js';
 import * as reactions from './reactions.service.js';
+import * as searching from './search.service.js';
 import { commentMentions, postMentions } from './mentions.service.js';
 import type { Resolvers } from './content.generated.js';
 
@@ -17,6 +18,7 @@ export const resolvers: Resolvers = {
     platformPosts: (_, a, ctx) => service.platformPosts(ctx, a),
     homeFeed: (_, a, ctx) => feed.homeFeed(ctx, a),
     communityFeed: (_, a, ctx) => feed.communityFeed(ctx, a.communityId, a),
+    search: (_, a, ctx) => searching.search(ctx, a),
   },
   Mutation: {
     createPost: (_, a, ctx) => service.createPost(ctx, a.communityId, a.input),
