@@ -95,6 +95,14 @@ describe('search', () => {
       expect(hit.snippet.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
     });
 
+    it('escapes markup written as text right against the matched word', async () => {
+      const w = await world();
+      const term = word();
+      await post(w.owner, w.open.id, `<p>&lt;b&gt;${term}&lt;/b&gt; &amp;${term}&amp; <i>x</i>${term}</p>`);
+      const [hit] = await hits(w.member, { q: term, c: w.open.id });
+      expect(hit.snippet).toBe(`&lt;b&gt;<mark>${term}</mark>&lt;/b&gt; &amp;<mark>${term}</mark>&amp; x${term}`);
+    });
+
     it('keeps a long text to an extract around the match', async () => {
       const w = await world();
       const term = word();

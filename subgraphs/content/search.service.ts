@@ -108,10 +108,12 @@ export async function search(
   args: { query: string; communityId?: string | null; first?: number | null; after?: string | null },
 ): Promise<Connection<SearchHit>> {
   let scope: Scope;
+  let scopeName = 'all';
   if (args.communityId !== null && args.communityId !== undefined) {
     const community = await getCommunity(ctx, args.communityId);
     const role = await requireView(ctx, community);
     scope = scopeOf([{ communityId: community.id, role }]);
+    scopeName = community.id;
   } else {
     if (!ctx.caller) throw unauthorized('Sign in to search your tribes, or name a public tribe with communityId.');
     scope = scopeOf(await viewerTribes(ctx));
@@ -121,7 +123,7 @@ export async function search(
   if (problem) throw invalid('invalid_text', `query: ${describeTextProblem(problem)}`, [{ field: 'query', message: describeTextProblem(problem) }]);
   const query = normaliseQuery(args.query);
   const digest = createHash('sha256').update(query).digest('base64url');
-  const list = `search:${ctx.caller?.userId ?? 'anon'}:${args.communityId ?? 'all'}:${digest}`;
+  const list = `search:${ctx.caller?.userId ?? 'anon'}:${scopeName}:${digest}`;
   const page = pageRequest(ctx, list, args, isSearchKey);
   const rows = query
     ? await repo.search(ctx.app.database.db, { query, ...scope, viewerId: ctx.caller?.userId ?? null, after: page.after, limit: page.limit + 1 })
