@@ -46,6 +46,29 @@ describeOnPostgres('migrate on PostgreSQL', () => {
   });
 });
 
+describe('0009_discover on existing tribes', () => {
+  it('maps free-text categories onto the fixed list and keeps the old text in settings.legacyCategory', async () => {
+    const db = await openDatabase({ dataDir: 'memory://' });
+    try {
+      const all = await loadMigrations();
+      const at = all.findIndex((m) => m.version === '0009_discover');
+      await migrate(db, all.slice(0, at));
+      await db.pglite!.exec(`insert into communities (handle, name, category) values
+        ('a', 'A', ' Tech '), ('b', 'B', 'Cooking & Food'), ('c', 'C', null), ('d', 'D', 'music')`);
+      expect(await migrate(db, all.slice(at))).toContain('0009_discover');
+      const rows = await db.pglite!.query('select handle, category, settings from communities order by handle');
+      expect(rows.rows).toEqual([
+        { handle: 'a', category: 'tech', settings: {} },
+        { handle: 'b', category: 'other', settings: { legacyCategory: 'Cooking & Food' } },
+        { handle: 'c', category: null, settings: {} },
+        { handle: 'd', category: 'music', settings: {} },
+      ]);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
+
 describe('migrate on PGlite', () => {
   it('applies all migrations on an empty embedded database, then nothing', async () => {
     const db = await openDatabase({ dataDir: 'memory://' });
