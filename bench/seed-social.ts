@@ -269,7 +269,7 @@ export async function seedSocial(
       } | null;
     };
     let found = options.fresh ? null : await marker();
-    if (found && JSON.stringify(found.params) !== JSON.stringify(scale)) {
+    if (found && (Object.keys(scale) as Array<keyof SeedScale>).some((k) => found!.params[k] !== scale[k])) {
       log(`seed-social: the database holds a seed of another size (${JSON.stringify(found.params)}): seeding again`);
       found = null;
     }
@@ -365,7 +365,8 @@ async function countRows(client: { query(text: string): Promise<{ rows: any[] }>
   return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
 }
 
-const fmt = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v.toLocaleString('en')}`).join(', ');
+const ORDER = ['tribes', 'users', 'members', 'posts', 'comments', 'reactions'];
+const fmt = (counts: Record<string, number>) => ORDER.map((k) => `${k} ${Number(counts[k]).toLocaleString('en')}`).join(', ');
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
