@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { accessToken, createTribe, join, signupUser, unique, type TestUser } from './factory.js';
-import { ManualClock, gql, sqlRows, startService, type TestService } from './support.js';
+import { ManualClock, gql, sqlRows, startService, type TestService, ok, failure } from './support.js';
 
-type Result = Awaited<ReturnType<typeof gql>>;
-
-const ok = (out: Result) => {
-  expect(out.errors).toBeUndefined();
-  return out.data;
-};
-const failure = (out: Result) => {
-  expect(out.errors).toHaveLength(1);
-  const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, reason: ext.reason };
-};
 
 const DISCOVER = `query($q: String, $cat: String, $sort: DiscoverSort, $first: Int, $after: String) {
   discoverCommunities(query: $q, category: $cat, sort: $sort, first: $first, after: $after) {

@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createPost, createTribe, join, setRole, signupUser, type TestUser } from './factory.js';
-import { gql, movableClock, sqlRows, startService, type TestService } from './support.js';
+import { gql, movableClock, sqlRows, startService, type TestService, ok, failure } from './support.js';
 
-type Result = Awaited<ReturnType<typeof gql>>;
-
-const ok = (out: Result) => {
-  expect(out.errors).toBeUndefined();
-  return out.data;
-};
-const failure = (out: Result) => {
-  expect(out.errors).toHaveLength(1);
-  const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, reason: ext.reason };
-};
 
 const PAGE = 'edges { cursor node { id isPinned } } pageInfo { hasNextPage endCursor }';
 const Q = {

@@ -1,21 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createTribe, join, registerEndpoint, signupUser, unique, type TestUser } from './factory.js';
-import { countOf, gql, isolatedDatabase, Receiver, sqlRows, startWebhookService, type TestService } from './support.js';
+import { countOf, gql, isolatedDatabase, Receiver, sqlRows, startWebhookService, type TestService, ok, failure } from './support.js';
 import { INTERNAL_EVENTS, SUBSCRIBABLE_EVENTS } from '../subgraphs/outbox/index.js';
 import { drain, fanOut } from '../subgraphs/webhooks/index.js';
 
-type Result = Awaited<ReturnType<typeof gql>>;
-
-const ok = (out: Result) => {
-  expect(out.errors).toBeUndefined();
-  return out.data;
-};
-const failure = (out: Result) => {
-  expect(out.errors).toHaveLength(1);
-  const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, reason: ext.reason };
-};
 
 const Q = {
   post: 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id mentions { id } } }',

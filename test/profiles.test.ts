@@ -4,19 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createPost, createTribe, join, signupUser, type TestUser } from './factory.js';
-import { gql, sqlRows, startService, type TestService } from './support.js';
+import { gql, sqlRows, startService, type TestService, ok, failure } from './support.js';
 
-type Result = Awaited<ReturnType<typeof gql>>;
-
-const ok = (out: Result) => {
-  expect(out.errors).toBeUndefined();
-  return out.data;
-};
-const failure = (out: Result) => {
-  expect(out.errors).toHaveLength(1);
-  const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, reason: ext.reason };
-};
 
 const PROFILE = 'id username displayName bio avatarUrl location links email createdAt';
 const MEMBERSHIPS = 'edges { node { community { id } role xp level joinedAt } cursor } pageInfo { hasNextPage endCursor }';

@@ -2,19 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { fanOut } from '../subgraphs/webhooks/index.js';
 import { createPost, createTribe, join, setRole, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
-import { countOf, eventsOf, gql, sqlRows, startService, type TestService } from './support.js';
+import { countOf, eventsOf, gql, sqlRows, startService, type TestService, ok, failure } from './support.js';
 
-type Result = Awaited<ReturnType<typeof gql>>;
-
-const ok = (out: Result) => {
-  expect(out.errors).toBeUndefined();
-  return out.data;
-};
-const failure = (out: Result) => {
-  expect(out.errors).toHaveLength(1);
-  const ext = out.errors![0].extensions ?? {};
-  return { code: ext.code, reason: ext.reason };
-};
 
 const REACTIONS = 'total counts { kind count } viewerReaction';
 const Q = {

@@ -1,6 +1,7 @@
 // Test infrastructure: the service on the test database, databases of one's own, clocks tests move,
 // HTTPS webhook receivers that verify every delivery, a DNS resolver with planted answers, waitFor,
 // and small clients for SQL, GraphQL and the Platform API. Test data comes from ./factory.ts.
+import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -129,6 +130,21 @@ export async function gql(t: TestService, user: { cookie: string } | null, query
   if (user) req.set('cookie', user.cookie);
   const res = await req.send({ query, variables });
   return res.body as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, any> }> };
+}
+
+export type GqlResult = Awaited<ReturnType<typeof gql>>;
+
+/** The data of a GraphQL result that must have no error. */
+export function ok(out: GqlResult) {
+  expect(out.errors).toBeUndefined();
+  return out.data;
+}
+
+/** The `extensions.code` and `extensions.reason` of the only error of a GraphQL result. */
+export function failure(out: GqlResult) {
+  expect(out.errors).toHaveLength(1);
+  const ext = out.errors![0].extensions ?? {};
+  return { code: ext.code, reason: ext.reason };
 }
 
 /** GET a Platform API path with the key as `Authorization: Bearer`. */

@@ -5,15 +5,16 @@ import { errorExtensions } from './graphql-errors.js';
 
 describe('domain error kinds, mapped by each surface', () => {
   it.each([
-    [unauthorized(), 'unauthorized', 401],
-    [unauthorized('Email or password is wrong.', 'invalid_credentials'), 'invalid_credentials', 401],
-    [forbidden(), 'forbidden', 403],
-    [notFound('Post'), 'not_found', 404],
-    [invalid('invalid_input', 'name: too long', [{ field: 'name', message: 'too long' }]), 'invalid_input', 400],
-    [conflict('handle_taken', 'Handle is taken.'), 'handle_taken', 409],
-    [new DomainError('unavailable', 'payments_not_configured', 'STRIPE_WEBHOOK_SECRET is not set.'), 'payments_not_configured', 503],
-  ])('%#: GraphQL extensions and the REST status agree on %s', (error, code, status) => {
-    expect(errorExtensions(error)).toEqual({ code, status, ...(error.details ? { details: error.details } : {}) });
+    [unauthorized(), 'UNAUTHENTICATED', 'unauthorized', 401],
+    [unauthorized('Email or password is wrong.', 'invalid_credentials'), 'UNAUTHENTICATED', 'invalid_credentials', 401],
+    [forbidden(), 'FORBIDDEN', 'forbidden', 403],
+    [notFound('Post'), 'NOT_FOUND', 'not_found', 404],
+    [invalid('invalid_input', 'name: too long', [{ field: 'name', message: 'too long' }]), 'BAD_USER_INPUT', 'invalid_input', 400],
+    [conflict('handle_taken', 'Handle is taken.'), 'CONFLICT', 'handle_taken', 409],
+    [new DomainError('unavailable', 'payments_not_configured', 'STRIPE_WEBHOOK_SECRET is not set.'), 'SERVICE_UNAVAILABLE', 'payments_not_configured', 503],
+  ])('%#: GraphQL extensions and the REST status agree on %s', (error, graphqlCode, code, status) => {
+    // GraphQL: the web app's code by kind, the domain's code as the reason; REST: the domain's code and the status.
+    expect(errorExtensions(error)).toEqual({ code: graphqlCode, reason: code, status, ...(error.details ? { details: error.details } : {}) });
     const http = toHttpError(error);
     expect([http.status, http.code, http.message, http.details]).toEqual([status, code, error.message, error.details]);
   });
