@@ -1,4 +1,4 @@
-import { and, eq, gt, ilike, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, eq, gt, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { refreshTokens, sessions, users, type UserRow } from './identity.tables.js';
 
@@ -71,6 +71,12 @@ export async function linkIdpSubject(db: Executor, userId: string, subject: stri
 export async function findUserByUsername(db: Executor, username: string): Promise<User | undefined> {
   const [row] = await db.select().from(users).where(eq(users.username, username)).limit(1);
   return row && toUser(row);
+}
+
+/** The users named by `usernames` (exact), id and username only, in one statement. */
+export async function findUserIdsByUsernames(db: Executor, usernames: readonly string[]): Promise<Array<{ id: string; username: string }>> {
+  if (usernames.length === 0) return [];
+  return db.select({ id: users.id, username: users.username }).from(users).where(inArray(users.username, [...usernames]));
 }
 
 /** Ids of users whose username or display name contains `term` (case-insensitive). */

@@ -8,6 +8,7 @@ export {
   findUsersByIds,
   searchUserIds,
   findUserByUsername,
+  userIdsByUsernames,
   issueTokens,
   loginWithTokens,
   refreshTokensFor,

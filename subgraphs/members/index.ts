@@ -13,9 +13,10 @@ export {
   memberCount,
   memberById,
   recordActivity,
+  memberIdsByUsernames,
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';
-export { memberCountExpr, memberIdsByUsernames } from './members.repository.js';
+export { memberCountExpr } from './members.repository.js';
 export { awardXp, levelFor, xpForLevel } from './members.xp.js';
 export type { XpAward } from './members.xp.js';

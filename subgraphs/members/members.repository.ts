@@ -156,18 +156,14 @@ export async function touch(db: Executor, communityId: string, userId: string, a
     .where(and(eq(members.communityId, communityId), eq(members.userId, userId)));
 }
 
-/**
- * The user ids of the members of a tribe named by `usernames` (exact, lowercase), in one statement: mentions are
- * resolved with it at write time. Unknown names and users who are not members are simply absent. Reads identity's
- * `users` by its unique username inside the caller's transaction (a join keeps it one statement per write).
- */
-export async function memberIdsByUsernames(db: Executor, communityId: string, usernames: readonly string[]): Promise<Array<{ userId: string; username: string }>> {
-  if (usernames.length === 0) return [];
-  const result = await db.execute(sql`
-    select m.user_id as "userId", u.username
-    from members m join users u on u.id = m.user_id
-    where m.community_id = ${communityId} and u.username = any(${sql.param([...usernames])}::text[])`);
-  return (result as unknown as { rows: Array<{ userId: string; username: string }> }).rows;
+/** Which of `userIds` are members of the tribe, in one statement. */
+export async function memberUserIdsAmong(db: Executor, communityId: string, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.communityId, communityId), inArray(members.userId, [...userIds])));
+  return rows.map((r) => r.userId);
 }
 
 // ---- memberships of a user (`User.memberships`) ----

@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { findCommunity, getCommunity, getCommunityByHandle } from '../tribes/index.js';
-import { findUserByUsername, searchUserIds } from '../identity/index.js';
+import { findUserByUsername, searchUserIds, userIdsByUsernames } from '../identity/index.js';
 import {
   type AppDeps,
   type RequestContext,
@@ -237,4 +237,14 @@ async function visibleTribesOf(ctx: RequestContext, userId: string): Promise<str
     }),
   );
   return ids.filter((_, i) => visible[i]);
+}
+
+/**
+ * The members of a tribe named by `usernames` (exact, lowercase), inside the caller's transaction: mentions are
+ * resolved with it at write time. Unknown names and users who are not members are simply absent.
+ */
+export async function memberIdsByUsernames(tx: Executor, communityId: string, usernames: readonly string[]): Promise<Array<{ userId: string; username: string }>> {
+  const users = await userIdsByUsernames(tx, usernames);
+  const isMember = new Set(await repo.memberUserIdsAmong(tx, communityId, users.map((u) => u.id)));
+  return users.filter((u) => isMember.has(u.id)).map((u) => ({ userId: u.id, username: u.username }));
 }
