@@ -43,8 +43,8 @@ export interface SeedResult {
   reused: boolean;
   seconds: number;
   benchUserId: string;
-  /** The bench user's tribes: ids and whether each is public. */
-  benchTribes: Array<{ id: string; isPublic: boolean }>;
+  /** The bench user's tribes, most published posts first: ids, whether each is public, published posts. */
+  benchTribes: Array<{ id: string; isPublic: boolean; posts: number }>;
   counts: Record<string, number>;
 }
 
@@ -340,8 +340,12 @@ export async function seedSocial(
     const counts = found ? found.counts : await countRows(client);
     const benchUserId = (await client.query(`select id from users where username = $1`, [BENCH_USERNAME])).rows[0].id as string;
     const benchTribes = (
-      await client.query(`select c.id, c.is_public from members m join communities c on c.id = m.community_id where m.user_id = $1`, [benchUserId])
-    ).rows.map((r) => ({ id: r.id as string, isPublic: r.is_public as boolean }));
+      await client.query(
+        `select c.id, c.is_public, (select count(*) from posts p where p.community_id = c.id and p.status = 'published') as posts
+         from members m join communities c on c.id = m.community_id where m.user_id = $1 order by 3 desc, 1`,
+        [benchUserId],
+      )
+    ).rows.map((r) => ({ id: r.id as string, isPublic: r.is_public as boolean, posts: Number(r.posts) }));
     const seconds = (Date.now() - started) / 1000;
     log(
       found
