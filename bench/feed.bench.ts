@@ -130,7 +130,9 @@ export default async function feedBench(): Promise<void> {
     const cost = async (s: Statement) => {
       const plan = (await pool.query(`explain (analyze, buffers, format json) ${s.text}`, s.values)).rows[0]['QUERY PLAN'][0];
       const buffers = plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'];
-      return `${plan['Execution Time'].toFixed(2)} ms, ${buffers} buffers`;
+      const walk = (n: any): any[] => [n, ...(n.Plans ?? []).flatMap(walk)];
+      const scans = walk(plan.Plan).filter((n) => n['Relation Name'] === 'posts').map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+      return `${plan['Execution Time'].toFixed(2)} ms, ${buffers} buffers (posts: ${[...new Set(scans)].join(', ')})`;
     };
     await cost(firstPlan.feed);
     await cost(deepPlan.feed);
