@@ -180,12 +180,12 @@ export async function changePassword(ctx: RequestContext, raw: unknown): Promise
 export const findUsersByIds = (app: AppDeps, ids: readonly string[]) => repo.findUsersByIds(app.database.db, ids);
 export const searchUserIds = (app: AppDeps, term: string) => repo.searchUserIds(app.database.db, term);
 
-/** The user with this username, or null (anything that is not a valid username is simply unknown). */
 /** Users by exact username (id and username), read with `db` (pass a transaction to read inside it). */
 export function userIdsByUsernames(db: Executor, usernames: readonly string[]): Promise<Array<{ id: string; username: string }>> {
   return repo.findUserIdsByUsernames(db, usernames);
 }
 
+/** The user with this username, or null (anything that is not a valid username is simply unknown). */
 export async function findUserByUsername(app: AppDeps, username: string): Promise<User | null> {
   if (typeof username !== 'string' || !/^[a-z0-9_]{3,30}$/.test(username)) return null;
   return (await repo.findUserByUsername(app.database.db, username)) ?? null;
