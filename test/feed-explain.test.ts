@@ -46,14 +46,33 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
     seed = await seedSocial(db.url!, { scale: SCALES.explain, log: () => undefined });
     t = await startService({ DATABASE_URL: db.url! });
     viewer = { cookie: `svc_session=${await openSession(t.deps, seed.benchUserId)}` };
-    // The statements the service sends, with their parameters, while `captured` is set.
+    // The statements the service sends, with their parameters, while `captured` is set: through the pool, and through
+    // clients it checks out for transactions (search runs in one, under a statement timeout).
     const pool = t.deps.database.pool!;
-    const query = pool.query.bind(pool) as (...args: any[]) => any;
-    (pool as any).query = (config: any, values?: any, cb?: any) => {
+    const capture = (config: any, values?: any) => {
       if (captured) {
         captured.push({ text: typeof config === 'string' ? config : config.text, values: (Array.isArray(values) ? values : config?.values) ?? [] });
       }
+    };
+    const query = pool.query.bind(pool) as (...args: any[]) => any;
+    (pool as any).query = (config: any, values?: any, cb?: any) => {
+      capture(config, values);
       return query(config, values, cb);
+    };
+    const connect = pool.connect.bind(pool) as (...args: any[]) => any;
+    (pool as any).connect = (...args: any[]) => {
+      if (typeof args[0] === 'function') return connect(...args); // pool.query's own checkout: captured above
+      return (connect() as Promise<any>).then((client) => {
+        if (!client.capturing) {
+          const clientQuery = client.query.bind(client);
+          client.query = (config: any, values?: any, cb?: any) => {
+            capture(config, values); // a pool.query on this client is captured twice: `run` keeps one of each
+            return clientQuery(config, values, cb);
+          };
+          client.capturing = true;
+        }
+        return client;
+      });
     };
   }, 180_000);
   afterAll(async () => {
@@ -65,7 +84,8 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
   const run = async (q: string, variables: Record<string, unknown>) => {
     captured = [];
     const out = await gql(t, viewer, q, variables);
-    const statements = captured.filter((s) => readsPosts(s.text));
+    const distinct = new Map(captured.map((s) => [`${s.text}\n${JSON.stringify(s.values)}`, s]));
+    const statements = [...distinct.values()].filter((s) => readsPosts(s.text));
     captured = null;
     expect(out.errors).toBeUndefined();
     return { data: out.data, statements };

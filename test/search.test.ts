@@ -316,3 +316,34 @@ describe('search', () => {
     });
   });
 });
+
+describe('search that runs out of time', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    // A 1 ms budget that ranking 3,000 matches always outruns, and a second try over 100 matches of each kind.
+    t = await startService({ SEARCH_TIMEOUT_MS: '1', SEARCH_FALLBACK_CANDIDATES: '100' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('answers from a bounded share of the matches instead of failing or running on, and pages through it once', async () => {
+    const owner = await signupUser(t);
+    const tribe = await createTribe(t, owner);
+    const term = word();
+    await sqlRows(t, sql`insert into posts (community_id, author_id, body, status, visibility, published_at)
+      select ${tribe.id}::uuid, ${owner.id}::uuid, '<p>' || ${term} || ' number ' || n || '</p>', 'published', 'public', now()
+      from generate_series(1, 3000) n`);
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 10; page += 1) {
+      const out = ok(await gql(t, owner, SEARCH, { q: term, c: tribe.id, first: 50, after })).search;
+      seen.push(...out.edges.map((e: { node: Hit }) => e.node.post.id));
+      expect(out.edges.every((e: { node: Hit }) => e.node.snippet.includes(`<mark>${term}</mark>`))).toBe(true);
+      if (!out.pageInfo.hasNextPage) break;
+      after = out.pageInfo.endCursor;
+    }
+    expect(seen).toHaveLength(100);
+    expect(new Set(seen).size).toBe(100);
+  });
+});

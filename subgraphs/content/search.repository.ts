@@ -28,6 +28,11 @@ export interface SearchRequest {
   after: SearchKey | null;
   /** Rows to fetch: the page size plus one. */
   limit: number;
+  /**
+   * Rank only the first this many matching posts and as many comments (as the GIN index hands them out), not every
+   * match: the bounded second try of a search that ran out of time. Absent: every match is ranked.
+   */
+  candidates?: number;
 }
 
 /** A row of a search page; `snippet` is `ts_headline` output with U+0002 / U+0003 around the matches. */
@@ -68,18 +73,21 @@ export function searchSql(req: SearchRequest): SQL {
   const body = sql`coalesce(case when h.kind = 'post'
       then (select body from posts where id = h.id)
       else (select body from comments where id = h.id) end, '')`;
+  const cap = req.candidates ? sql`limit ${req.candidates}` : sql``;
   const text = sql`translate(regexp_replace(regexp_replace(${body}, ${INLINE_TAG}, '', 'gi'), '<[^>]*>', ' ', 'g'), chr(2) || chr(3), '')`;
   return sql`
     select h.kind, h.id, h.post_id as "postId", h.rank, ts_headline('english', ${text}, ${tsq}, ${HEADLINE_OPTIONS}) as snippet
     from (
       select u.kind, u.id, u.post_id, u.rank from (
-        select 'post'::text as kind, p.id, p.id as post_id, ts_rank(p.search, ${tsq})::float8 as rank
+        (select 'post'::text as kind, p.id, p.id as post_id, ts_rank(p.search, ${tsq})::float8 as rank
         from posts p
         where p.search @@ ${tsq} and p.community_id = any(${uuids(req.communityIds)}) and ${visible}
+        ${cap})
         union all
-        select 'comment'::text as kind, c.id, c.post_id, ts_rank(c.search, ${tsq})::float8 as rank
+        (select 'comment'::text as kind, c.id, c.post_id, ts_rank(c.search, ${tsq})::float8 as rank
         from comments c join posts p on p.id = c.post_id
         where c.search @@ ${tsq} and c.deleted_at is null and c.community_id = any(${uuids(req.communityIds)}) and ${visible}
+        ${cap})
       ) u
       ${after}
       order by u.rank desc, u.kind desc, u.id desc
@@ -96,9 +104,38 @@ export function searchStatement(req: SearchRequest): { sql: string; params: unkn
   return new PgDialect().sqlToQuery(searchSql(req));
 }
 
-/** One page of hits (see `searchSql`). */
-export async function search(db: Executor, req: SearchRequest): Promise<SearchRow[]> {
-  if (req.communityIds.length === 0) return [];
+/** True for PostgreSQL's "canceling statement due to statement timeout" (SQLSTATE 57014). */
+const isStatementTimeout = (error: unknown): boolean => {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i += 1) {
+    if (e.code === '57014') return true;
+  }
+  return false;
+};
+
+/**
+ * One page of hits (see `searchSql`), ranking every match within `budget.timeoutMs` (a statement timeout local to its
+ * transaction); past it, the same page over at most `budget.candidates` matches of each kind, which is what a word found
+ * in a large share of the posts gets. Returns the rows and whether they come from that bounded second try.
+ */
+export async function search(
+  db: Executor,
+  req: SearchRequest,
+  budget: { timeoutMs: number; candidates: number },
+): Promise<{ rows: SearchRow[]; bounded: boolean }> {
+  if (req.communityIds.length === 0) return { rows: [], bounded: false };
+  try {
+    const rows = await db.transaction(async (tx) => {
+      await tx.execute(sql`select set_config('statement_timeout', ${String(budget.timeoutMs)}, true)`);
+      return run(tx, req);
+    });
+    return { rows, bounded: false };
+  } catch (error) {
+    if (!isStatementTimeout(error)) throw error;
+    return { rows: await run(db, { ...req, candidates: budget.candidates }), bounded: true };
+  }
+}
+
+async function run(db: Executor, req: SearchRequest): Promise<SearchRow[]> {
   const result = (await db.execute(searchSql(req))) as unknown as { rows: Array<Record<string, unknown>> };
   return result.rows.map((r) => ({
     kind: r.kind === 'comment' ? 'comment' : 'post',

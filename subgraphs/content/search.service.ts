@@ -125,9 +125,15 @@ export async function search(
   const digest = createHash('sha256').update(query).digest('base64url');
   const list = `search:${ctx.caller?.userId ?? 'anon'}:${scopeName}:${digest}`;
   const page = pageRequest(ctx, list, args, isSearchKey);
-  const rows = query
-    ? await repo.search(ctx.app.database.db, { query, ...scope, viewerId: ctx.caller?.userId ?? null, after: page.after, limit: page.limit + 1 })
-    : [];
+  const { timeoutMs, fallbackCandidates } = ctx.app.config.search;
+  const { rows, bounded } = query
+    ? await repo.search(
+        ctx.app.database.db,
+        { query, ...scope, viewerId: ctx.caller?.userId ?? null, after: page.after, limit: page.limit + 1 },
+        { timeoutMs, candidates: fallbackCandidates },
+      )
+    : { rows: [], bounded: false };
+  if (bounded) ctx.app.log.warn({ requestId: ctx.requestId, timeoutMs, candidates: fallbackCandidates }, 'search ranked a bounded share of its matches');
   const connection = toConnection(ctx, list, rows, page.limit, (r): SearchKey => [r.rank, r.kind, r.id]);
   const edges = await Promise.all(
     connection.edges.map(async ({ node: row, cursor }) => {

@@ -55,6 +55,8 @@ const schema = z
     HTTP_REQUEST_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 3_600_000).default(5_000),
     HTTP_MAX_HEADER_BYTES: int(1024, 1024 * 1024).default(16 * 1024),
+    SEARCH_TIMEOUT_MS: int(1, 60_000).default(2_000),
+    SEARCH_FALLBACK_CANDIDATES: int(100, 1_000_000).default(5_000),
     HTTP_CHECK_INTERVAL_MS: int(50, 60_000).default(1_000),
     SHUTDOWN_GRACE_MS: int(0, 600_000).default(8_000),
     RATE_LIMIT_ENABLED: bool.default(true),
@@ -110,6 +112,11 @@ export interface AppConfig {
   http: HttpServerConfig;
   /** How long a SIGTERM waits for in-flight requests before it cuts the remaining connections. */
   shutdownGraceMs: number;
+  /**
+   * Full-text search: a ranked search that runs longer than `timeoutMs` (a word found in a large share of the posts)
+   * is run again over at most `fallbackCandidates` matching posts and as many comments, so its cost stays bounded.
+   */
+  search: { timeoutMs: number; fallbackCandidates: number };
   worker: WorkerConfig;
   webhooks: WebhookConfig;
   /**
@@ -204,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       checkIntervalMs: e.HTTP_CHECK_INTERVAL_MS,
     }),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    search: Object.freeze({ timeoutMs: e.SEARCH_TIMEOUT_MS, fallbackCandidates: e.SEARCH_FALLBACK_CANDIDATES }),
     worker: Object.freeze({ enabled: e.WORKER_ENABLED, pollIntervalMs: e.WORKER_POLL_INTERVAL_MS, lockLifetimeMs: e.WORKER_LOCK_LIFETIME_MS }),
     webhooks: Object.freeze({
       drainIntervalMs: e.WEBHOOK_DRAIN_INTERVAL_MS,
