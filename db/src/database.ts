@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { sql, type SQL } from 'drizzle-orm';
+import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { PGlite } from '@electric-sql/pglite';
@@ -44,6 +45,35 @@ export interface DatabaseOptions {
 // bigint (count(*), sums) comes back as a number, as PGlite gives it, not node-postgres's string; the values stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/**
+ * drizzle-orm 0.45's node-postgres `transaction` sends `begin` before its try/finally: when the connection drops at
+ * that moment (a database restart), the client is never released and the pool has lost it for good, one per
+ * transaction that met the restart, until every request waits for a connection that never comes back (and `close`
+ * hangs). This `transaction` is drizzle's with `begin` inside: the client goes back to the pool (which discards a dead
+ * one) whatever fails, and a failing rollback no longer hides the error that caused it.
+ */
+function releaseEveryTransactionClient(pool: pg.Pool, session: NodePgSession<any, any>): void {
+  const { dialect, schema, options } = session as unknown as { dialect: any; schema: any; options: any };
+  session.transaction = async (transaction, config) => {
+    const client = await pool.connect();
+    try {
+      const tx = new NodePgTransaction(dialect, new NodePgSession(client, dialect, schema, options), schema);
+      const mode = config ? (tx as unknown as { getTransactionConfigSQL(c: typeof config): SQL }).getTransactionConfigSQL(config) : undefined;
+      await tx.execute(sql`begin${mode ? sql` ${mode}` : undefined}`);
+      try {
+        const result = await transaction(tx);
+        await tx.execute(sql`commit`);
+        return result;
+      } catch (error) {
+        await tx.execute(sql`rollback`).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
+  };
+}
+
 /** Opens PostgreSQL when `url` is set, embedded PGlite otherwise. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const stats: DatabaseStats = { statements: 0 };
@@ -55,6 +85,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // no listener, which would crash the process; its next query fails instead, and the pool discards it on release.
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = drizzlePg(pool, { logger }) as unknown as Db;
+    releaseEveryTransactionClient(pool, (db as unknown as { session: NodePgSession<any, any> }).session);
     return {
       kind: 'postgres',
       db,

@@ -2,6 +2,7 @@
 // restart does): every surface answers 503 in its own envelope with Retry-After, never 500; /readyz says not ready;
 // the service comes back by itself; nothing is half-written (each post has its post.created outbox event).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
@@ -128,5 +129,20 @@ describePg('database down', () => {
     const events = (await direct.query("select data->>'postId' as id from outbox_events where community_id = $1 and type = 'post.created'", [tribe.id])).rows.map((r) => r.id as string);
     expect(posts).toEqual(expect.arrayContaining(ids));
     expect([...events].sort()).toEqual([...posts].sort());
+  });
+
+  it('gives back to the pool every connection that died as its transaction began: none is lost for good', async () => {
+    const { pool, db } = t.deps.database;
+    // Five idle connections, then the database goes away and five transactions start on them at once.
+    await Promise.all(Array.from({ length: 5 }, () => db.transaction((tx) => tx.execute(sql`select pg_sleep(0.05)`))));
+    expect([pool!.totalCount, pool!.idleCount]).toEqual([5, 5]);
+    proxy.cut();
+    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => db.transaction((tx) => tx.execute(sql`select 1`))));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('rejected'));
+    proxy.restore();
+    // No connection is held by a transaction that is over; the pool serves as many transactions as it has room for.
+    expect(pool!.totalCount - pool!.idleCount).toBe(0);
+    const after = await Promise.all(Array.from({ length: 5 }, () => db.transaction((tx) => tx.execute(sql`select 2 as two`))));
+    expect(after.map((r) => (r as unknown as { rows: Array<{ two: number }> }).rows[0].two)).toEqual(Array(5).fill(2));
   });
 });
