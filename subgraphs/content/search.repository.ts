@@ -1,6 +1,7 @@
 import { inArray, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/src/index.js';
+import { isStatementTimeout } from '../kernel/index.js';
 import { comments, type Comment } from './content.tables.js';
 
 /** What a hit is: a post itself, or a comment (whose post is the hit's post). Posts sort first on equal rank. */
@@ -103,14 +104,6 @@ export function searchSql(req: SearchRequest): SQL {
 export function searchStatement(req: SearchRequest): { sql: string; params: unknown[] } {
   return new PgDialect().sqlToQuery(searchSql(req));
 }
-
-/** True for PostgreSQL's "canceling statement due to statement timeout" (SQLSTATE 57014). */
-const isStatementTimeout = (error: unknown): boolean => {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i += 1) {
-    if (e.code === '57014') return true;
-  }
-  return false;
-};
 
 /**
  * One page of hits (see `searchSql`), ranking every match within `budget.timeoutMs` (a statement timeout local to its

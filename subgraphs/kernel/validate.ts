@@ -21,6 +21,11 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return findPgError(error)?.code === '23503';
 }
 
+/** True when `error` is PostgreSQL's "canceling statement due to statement timeout" (SQLSTATE 57014). */
+export function isStatementTimeout(error: unknown): boolean {
+  return findPgError(error)?.code === '57014';
+}
+
 function findPgError(error: unknown): { code?: string; constraint?: string } | undefined {
   let current = error as { code?: string; constraint?: string; cause?: unknown } | undefined;
   for (let i = 0; current && i < 5; i += 1) {
