@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { toHttpError } from '../../rest-facade/src/errors.js';
-import { conflict, DomainError, forbidden, invalid, notFound, unauthorized } from './errors.js';
+import { locatedError } from 'graphql';
+import { conflict, DomainError, forbidden, invalid, isDatabaseUnavailable, notFound, unauthorized } from './errors.js';
 import { errorExtensions } from './graphql-errors.js';
 
 describe('domain error kinds, mapped by each surface', () => {
@@ -22,5 +23,14 @@ describe('domain error kinds, mapped by each surface', () => {
   it('carries no HTTP status itself', () => {
     expect(Object.keys(notFound())).not.toContain('status');
     expect(notFound('Tribe')).toMatchObject({ kind: 'not_found', code: 'not_found', message: 'Tribe not found.' });
+  });
+});
+
+describe(isDatabaseUnavailable.name, () => {
+  it('sees a dropped connection that graphql-js wrapped as a thrown non-Error value', () => {
+    const bare = { errno: -104, code: 'ECONNRESET', syscall: 'read' };
+    const wrapped = locatedError(bare, undefined, ['createPost']);
+    expect(isDatabaseUnavailable(wrapped)).toBe(true);
+    expect(isDatabaseUnavailable(locatedError({ code: '23505' }, undefined, ['createPost']))).toBe(false);
   });
 });

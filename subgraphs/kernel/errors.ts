@@ -33,17 +33,18 @@ const UNAVAILABLE_SQLSTATE = /^(57P0[123]|08...|53300)$/;
 const CONNECTION_MESSAGES = /Connection terminated|not queryable|timeout exceeded when trying to connect|Connection ended unexpectedly|connect ECONNREFUSED/i;
 
 /**
- * True when `error` (or any error it wraps, through `cause`, `originalError` or an AggregateError) says the
+ * True when `error` (or any error it wraps, through `cause`, `originalError`, `thrownValue` or an AggregateError) says the
  * database is unreachable or dropped the connection, rather than refusing a statement: the caller may retry later.
  * Each surface maps it once to its 503 `service_unavailable`.
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 8) return false;
-  const e = error as { code?: unknown; message?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown; thrownValue?: unknown };
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code))) return true;
   if (typeof e.message === 'string' && CONNECTION_MESSAGES.test(e.message)) return true;
   if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
-  return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.originalError, depth + 1);
+  // graphql-js wraps a thrown non-Error (node-postgres can reject with a bare `{ code: 'ECONNRESET' }`) as `thrownValue`.
+  return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.originalError, depth + 1) || isDatabaseUnavailable(e.thrownValue, depth + 1);
 }
 
 /** Seconds a client should wait before retrying after a 503 `service_unavailable` (the `Retry-After` header). */
