@@ -133,6 +133,7 @@ describePg('database down', () => {
 
   it('gives back to the pool every connection that died as its transaction began: none is lost for good', async () => {
     const { pool, db } = t.deps.database;
+    proxy.restore(); // up, whatever the test before left behind
     // Five idle connections, then the database goes away and five transactions start on them at once.
     await Promise.all(Array.from({ length: 5 }, () => db.transaction((tx) => tx.execute(sql`select pg_sleep(0.05)`))));
     expect([pool!.totalCount, pool!.idleCount]).toEqual([5, 5]);
