@@ -17,7 +17,13 @@ export class HttpError extends Error {
 }
 
 /** The REST statuses of domain error kinds (each envelope then words the code its own way). */
-const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, unavailable: 503 };
+const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, rate_limited: 429, unavailable: 503 };
+
+/** `Retry-After` for a 429 whose details say when to retry (`rateLimited`), else no header. */
+const retryAfterOf = (details: unknown): Record<string, string> => {
+  const seconds = (details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  return typeof seconds === 'number' ? { 'Retry-After': String(Math.max(1, Math.ceil(seconds))) } : {};
+};
 
 /** 503 `service_unavailable` with `Retry-After`: the database is unreachable; the request may be retried. */
 export const serviceUnavailable = (): HttpError =>
@@ -31,7 +37,7 @@ export const serviceUnavailable = (): HttpError =>
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  if (error instanceof DomainError) return new HttpError(STATUS_OF[error.kind], error.code, error.message, error.details);
+  if (error instanceof DomainError) return new HttpError(STATUS_OF[error.kind], error.code, error.message, error.details, retryAfterOf(error.details));
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const e = error as { type?: string; status?: number; statusCode?: number };
   if (e?.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');
@@ -50,7 +56,7 @@ export function unwrap<T>(result: ExecutionResult<T>): T {
   if (first) {
     const ext = first.extensions ?? {};
     if (typeof ext.status === 'number' && typeof ext.reason === 'string' && ext.status < 500) {
-      throw new HttpError(ext.status, ext.reason, first.message, ext.details);
+      throw new HttpError(ext.status, ext.reason, first.message, ext.details, retryAfterOf(ext.details));
     }
     if (ext.reason === 'invalid_value' && typeof ext.field === 'string') throw inputError(ext.field, String(ext.problem));
     if (ext.code === 'BAD_USER_INPUT' || ext.code === 'GRAPHQL_VALIDATION_FAILED') {

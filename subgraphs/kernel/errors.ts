@@ -2,7 +2,7 @@
  * What kind of refusal a domain error is. Each surface maps kinds to its own statuses in its one error mapping
  * (GraphQL: `subgraphs/kernel/graphql-errors.ts`; REST: `rest-facade/src/errors.ts`).
  */
-export type ErrorKind = 'unauthenticated' | 'forbidden' | 'not_found' | 'invalid' | 'conflict' | 'unavailable';
+export type ErrorKind = 'unauthenticated' | 'forbidden' | 'not_found' | 'invalid' | 'conflict' | 'rate_limited' | 'unavailable';
 
 /** Transport-neutral domain errors: a kind, a machine-readable code, a message, optional field details. */
 export class DomainError extends Error {
@@ -24,6 +24,9 @@ export const forbidden = (message = 'You are not allowed to do this.', code = 'f
 export const notFound = (what = 'Resource') => new DomainError('not_found', 'not_found', `${what} not found.`);
 export const invalid = (code: string, message: string, details?: unknown) => new DomainError('invalid', code, message, details);
 export const conflict = (code: string, message: string) => new DomainError('conflict', code, message);
+/** Too many attempts in a window: `details.retryAfterSeconds` says when the caller may try again. */
+export const rateLimited = (code: string, message: string, retryAfterSeconds: number) =>
+  new DomainError('rate_limited', code, message, { retryAfterSeconds });
 
 /** Socket-level error codes that mean the database connection failed or was cut. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

@@ -7,7 +7,7 @@ import { DomainError, isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS, ty
 export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
 
 /** The HTTP status GraphQL errors carry in `extensions.status` (and the REST facade reads back), per kind. */
-const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, unavailable: 503 };
+const STATUS_OF: Record<ErrorKind, number> = { unauthenticated: 401, forbidden: 403, not_found: 404, invalid: 400, conflict: 409, rate_limited: 429, unavailable: 503 };
 
 /** `extensions.code` per kind: the web app's conventional codes; the domain's own code is `extensions.reason`. */
 const CODE_OF: Record<ErrorKind, string> = {
@@ -16,12 +16,13 @@ const CODE_OF: Record<ErrorKind, string> = {
   not_found: 'NOT_FOUND',
   invalid: 'BAD_USER_INPUT',
   conflict: 'CONFLICT',
+  rate_limited: 'RATE_LIMITED',
   unavailable: SERVICE_UNAVAILABLE,
 };
 
 /**
  * GraphQL `extensions` of a domain error: `code` (`BAD_USER_INPUT`, `UNAUTHENTICATED`, `FORBIDDEN`, `NOT_FOUND`,
- * `CONFLICT`), `reason` (the domain's code: `invalid_cursor`, `email_taken`, `not_found`...), `status` and, for
+ * `CONFLICT`, `RATE_LIMITED`), `reason` (the domain's code: `invalid_cursor`, `email_taken`, `not_found`...), `status` and, for
  * validation failures, `details`.
  */
 export function errorExtensions(error: DomainError): Record<string, unknown> {
