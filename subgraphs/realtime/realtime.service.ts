@@ -1,0 +1,25 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/src/index.js';
+
+/** The PostgreSQL `LISTEN/NOTIFY` channel that carries realtime signals between processes. */
+export const REALTIME_CHANNEL = 'svc_realtime';
+
+/**
+ * What changed, by id only: a listener re-reads the row and checks that each subscriber may still see it.
+ * `notification`: a notification of `userId` was added or updated; `unread`: `userId`'s unread counts changed;
+ * `message`: a message of a conversation was added, edited or deleted; `conversation`: a conversation changed
+ * (participants, title, last message) for its participants.
+ */
+export type RealtimeSignal =
+  | { topic: 'notification'; userId: string; notificationId: string }
+  | { topic: 'unread'; userId: string }
+  | { topic: 'message'; conversationId: string; messageId: string }
+  | { topic: 'conversation'; conversationId: string };
+
+/**
+ * Announces `signal` inside `tx`: PostgreSQL delivers it to every listening process when, and only if, the
+ * transaction commits (NOTIFY is transactional), so a subscriber never hears of a row it cannot read yet.
+ */
+export async function publish(tx: Executor, signal: RealtimeSignal): Promise<void> {
+  await tx.execute(sql`select pg_notify(${REALTIME_CHANNEL}, ${JSON.stringify(signal)})`);
+}
