@@ -32,6 +32,10 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
   commerce: { Order: './commerce.tables.js#Order' },
   communities: {},
   content: { Post: './content.tables.js#Post', Comment: './content.tables.js#Comment' },
+  engagement: {
+    Notification: './notifications.tables.js#Notification',
+    NotificationPreference: './notifications.service.js#PreferenceView',
+  },
   courses: {
     Course: './courses.tables.js#Course',
     CourseModule: './courses.tables.js#CourseModule',

@@ -6,6 +6,7 @@ import * as commerce from './commerce/commerce.resolvers.js';
 import * as communities from './communities/communities.resolvers.js';
 import * as content from './content/content.resolvers.js';
 import * as courses from './courses/courses.resolvers.js';
+import * as engagement from './engagement/engagement.resolvers.js';
 import * as events from './events/events.resolvers.js';
 import * as identity from './identity/identity.resolvers.js';
 import * as members from './members/members.resolvers.js';
@@ -14,7 +15,7 @@ import * as platform from './platform/platform.resolvers.js';
 import * as wins from './wins/wins.resolvers.js';
 
 /** Every domain subgraph, by name. */
-export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform, webhooks, courses, challenges, wins, affiliate } as const;
+export const SUBGRAPHS = { identity, communities, members, content, events, commerce, platform, webhooks, courses, challenges, wins, affiliate, engagement } as const;
 export type SubgraphName = keyof typeof SUBGRAPHS;
 export const SUBGRAPH_NAMES = Object.keys(SUBGRAPHS) as SubgraphName[];
 

@@ -3,10 +3,15 @@ import { Agenda, type Job } from 'agenda';
 import { AGENDA_JOBS_TABLE } from '../../db/src/code-migrations.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
 import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index.js';
+import { consumeNotifications, sendEventReminders } from '../../subgraphs/engagement/index.js';
 import { pgliteAsPool } from './pglite-pool.js';
 
 export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';
 export const JOB_WEBHOOKS_DRAIN = 'webhooks.drain';
+/** Outbox events to notifications, then pending tribe-wide fan-outs. */
+export const JOB_NOTIFICATIONS_CONSUME = 'notifications.consume';
+/** Reminders 24 hours before an event, to its registrants. */
+export const JOB_EVENT_REMINDERS = 'notifications.event_reminders';
 
 /** A running background worker. */
 export interface Worker {
@@ -62,10 +67,14 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   };
   agenda.define(JOB_WEBHOOKS_FANOUT, track(JOB_WEBHOOKS_FANOUT, () => fanOut(app)), { concurrency: 1, lockLifetime });
   agenda.define(JOB_WEBHOOKS_DRAIN, track(JOB_WEBHOOKS_DRAIN, () => drain(app)), { concurrency: 1, lockLifetime });
+  agenda.define(JOB_NOTIFICATIONS_CONSUME, track(JOB_NOTIFICATIONS_CONSUME, () => consumeNotifications(app)), { concurrency: 1, lockLifetime });
+  agenda.define(JOB_EVENT_REMINDERS, track(JOB_EVENT_REMINDERS, () => sendEventReminders(app)), { concurrency: 1, lockLifetime });
 
   await agenda.start();
   await agenda.every(config.webhooks.fanoutIntervalMs, JOB_WEBHOOKS_FANOUT);
   await agenda.every(config.webhooks.drainIntervalMs, JOB_WEBHOOKS_DRAIN);
+  await agenda.every(config.notifications.consumeIntervalMs, JOB_NOTIFICATIONS_CONSUME);
+  await agenda.every(config.notifications.reminderIntervalMs, JOB_EVENT_REMINDERS);
   log.info(
     { drainIntervalMs: config.webhooks.drainIntervalMs, fanoutIntervalMs: config.webhooks.fanoutIntervalMs, batchSize: config.webhooks.batchSize },
     'worker started',

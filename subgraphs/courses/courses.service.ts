@@ -28,6 +28,7 @@ import {
   text,
 } from '../kernel/index.js';
 import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole } from '../members/index.js';
+import { emitEvent } from '../outbox/index.js';
 import * as repo from './courses.repository.js';
 import { ACCESS_TYPES, type Course, type CourseEnrollment, type CourseModule, type Lesson } from './courses.tables.js';
 
@@ -294,7 +295,8 @@ export async function progress(ctx: RequestContext, communityId: string | null |
 /**
  * Marks a lesson complete for the caller's enrollment. Idempotent: a lesson completed before changes
  * nothing. When every lesson of the course is complete the enrollment becomes `completed` and the course's
- * `xp_reward` is awarded, once (key `course.completed:<enrollment id>`).
+ * `xp_reward` is awarded, once (key `course.completed:<enrollment id>`), and the internal `course.completed`
+ * `{courseId, userId, enrollmentId}` is emitted in the same transaction.
  */
 export async function completeLesson(
   ctx: RequestContext,
@@ -327,6 +329,7 @@ export async function completeLesson(
         source: COURSE_COMPLETED,
         sourceKey: `${COURSE_COMPLETED}:${updated.id}`,
       });
+      await emitEvent(tx, course.communityId, 'course.completed', { courseId: course.id, userId: updated.userId, enrollmentId: updated.id });
     }
     return { enrollment: updated, total, done };
   });

@@ -123,3 +123,30 @@ export async function findByTicket(db: Executor, ticketCode: string): Promise<Ev
   const [row] = await db.select().from(eventRegistrations).where(eq(eventRegistrations.ticketCode, ticketCode)).limit(1);
   return row;
 }
+
+/** Events starting in `(from, to]`, soonest first (the `tribe_events_starts_idx` index). */
+export async function startingBetween(db: Executor, from: Date, to: Date, limit: number): Promise<TribeEvent[]> {
+  return db
+    .select()
+    .from(tribeEvents)
+    .where(and(gt(tribeEvents.startsAt, from), lte(tribeEvents.startsAt, to)))
+    .orderBy(asc(tribeEvents.startsAt), asc(tribeEvents.id))
+    .limit(limit);
+}
+
+/** Confirmed registrants' user ids of an event after `afterUserId`, in user-id order (the `(event_id, user_id)` key). */
+export async function registrantIdsPage(db: Executor, eventId: string, afterUserId: string | null, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ userId: eventRegistrations.userId })
+    .from(eventRegistrations)
+    .where(
+      and(
+        eq(eventRegistrations.eventId, eventId),
+        eq(eventRegistrations.status, 'confirmed'),
+        afterUserId ? gt(eventRegistrations.userId, afterUserId) : undefined,
+      ),
+    )
+    .orderBy(asc(eventRegistrations.userId))
+    .limit(limit);
+  return rows.map((r) => r.userId);
+}

@@ -300,3 +300,16 @@ export const fulfilEventOrder: FulfilmentHandler = async (tx, order, paidAt) => 
     createdAt: paidAt,
   });
 };
+
+/** Events (of every tribe) starting after `from` and at most at `to`, soonest first, at most `limit`: event reminders. */
+export function eventsStartingBetween(db: Executor, from: Date, to: Date, limit: number): Promise<TribeEvent[]> {
+  return repo.startingBetween(db, from, to, limit);
+}
+
+/**
+ * One page of an event's confirmed registrants (user ids in id order after `afterUserId`, null for the first page):
+ * an event reminder walks them a chunk at a time.
+ */
+export function registrantIdsPage(db: Executor, eventId: string, afterUserId: string | null, limit: number): Promise<string[]> {
+  return repo.registrantIdsPage(db, eventId, afterUserId, limit);
+}

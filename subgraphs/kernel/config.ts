@@ -71,6 +71,8 @@ const schema = z
     WEBHOOK_BATCH_SIZE: int(1, 10_000).default(50),
     WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
     WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.default([]),
+    NOTIFICATIONS_INTERVAL_MS: int(100, 24 * 3_600_000).default(10_000),
+    EVENT_REMINDER_INTERVAL_MS: int(100, 24 * 3_600_000).default(300_000),
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     GRAPHQL_INTROSPECTION: bool.optional(),
     GRAPHQL_PERSISTED_ONLY: bool.default(false),
@@ -119,6 +121,8 @@ export interface AppConfig {
   search: { timeoutMs: number; fallbackCandidates: number };
   worker: WorkerConfig;
   webhooks: WebhookConfig;
+  /** In-app notifications (subgraphs/engagement/notifications.jobs.ts): how often their jobs run. */
+  notifications: { consumeIntervalMs: number; reminderIntervalMs: number };
   /**
    * Platform API rate limit per key, in a fixed 60-second window. `enabled: false` exists for benchmarks
    * only (it measures the limiter's cost); `redisUrl` shares one counter across processes.
@@ -220,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowedPrivateHosts: Object.freeze([...e.WEBHOOK_ALLOWED_PRIVATE_HOSTS]),
     }),
+    notifications: Object.freeze({ consumeIntervalMs: e.NOTIFICATIONS_INTERVAL_MS, reminderIntervalMs: e.EVENT_REMINDER_INTERVAL_MS }),
     rateLimit: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED, perMinute: e.RATE_LIMIT_PER_MINUTE, redisUrl: e.RATE_LIMIT_REDIS_URL }),
     payments: Object.freeze({ stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET }),
     nodeEnv: e.NODE_ENV,

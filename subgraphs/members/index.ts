@@ -14,6 +14,8 @@ export {
   memberById,
   recordActivity,
   memberIdsByUsernames,
+  memberUserIdsAmong,
+  memberUserIdsPage,
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';

@@ -166,6 +166,17 @@ export async function memberUserIdsAmong(db: Executor, communityId: string, user
   return rows.map((r) => r.userId);
 }
 
+/** Member user ids of a tribe after `afterUserId` in user-id order (the `(community_id, user_id)` unique index). */
+export async function memberUserIdsPage(db: Executor, communityId: string, afterUserId: string | null, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.communityId, communityId), afterUserId ? sql`${members.userId} > ${afterUserId}` : undefined))
+    .orderBy(members.userId)
+    .limit(limit);
+  return rows.map((r) => r.userId);
+}
+
 // ---- memberships of a user (`User.memberships`) ----
 
 /** The ids of the tribes a user belongs to. */

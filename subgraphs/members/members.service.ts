@@ -125,7 +125,8 @@ const roleInput = z.enum(['admin', 'moderator', 'member'], { error: 'role is req
 
 /**
  * Changes a member's role. Owner and admins only; `owner` cannot be set; the owner's role cannot be
- * changed; only the owner grants or takes away `admin`.
+ * changed; only the owner grants or takes away `admin`. A change emits the internal `member.role_changed`
+ * `{userId, role, previousRole, changedBy}` in its transaction (setting the role a member already has changes nothing).
  */
 export async function updateMemberRole(ctx: RequestContext, communityId: string, userId: string, rawRole: unknown): Promise<Member> {
   const community = await getCommunity(ctx, communityId);
@@ -138,7 +139,17 @@ export async function updateMemberRole(ctx: RequestContext, communityId: string,
   if (actorRole !== 'owner' && (target.role === 'admin' || role === 'admin')) {
     throw forbidden('Only the owner grants or removes the admin role.');
   }
-  return repo.setRole(ctx.app.database.db, target.id, role);
+  if (role === target.role) return target;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const updated = await repo.setRole(tx, target.id, role);
+    await emitEvent(tx, community.id, 'member.role_changed', {
+      userId: target.userId,
+      role,
+      previousRole: target.role,
+      changedBy: ctx.caller!.userId,
+    });
+    return updated;
+  });
 }
 
 /** Removes a member at once (their posts stay). Moderators and above, over members of lower rank only. */
@@ -247,4 +258,17 @@ export async function memberIdsByUsernames(tx: Executor, communityId: string, us
   const users = await userIdsByUsernames(tx, usernames);
   const isMember = new Set(await repo.memberUserIdsAmong(tx, communityId, users.map((u) => u.id)));
   return users.filter((u) => isMember.has(u.id)).map((u) => ({ userId: u.id, username: u.username }));
+}
+
+/**
+ * One page of a tribe's member user ids in user-id order after `afterUserId` (keyset, null for the first page), read
+ * with `db`: how a tribe-wide notification walks 50,000 members a chunk at a time.
+ */
+export function memberUserIdsPage(db: Executor, communityId: string, afterUserId: string | null, limit: number): Promise<string[]> {
+  return repo.memberUserIdsPage(db, communityId, afterUserId, limit);
+}
+
+/** Which of `userIds` are members of the tribe now (read with `db`, a transaction included). */
+export function memberUserIdsAmong(db: Executor, communityId: string, userIds: readonly string[]): Promise<string[]> {
+  return repo.memberUserIdsAmong(db, communityId, userIds);
 }

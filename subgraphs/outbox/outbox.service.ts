@@ -23,3 +23,17 @@ export function lockUnprocessedEvents(tx: Executor, limit: number): Promise<Outb
 export function markEventsProcessed(tx: Executor, ids: string[], at: Date): Promise<void> {
   return repo.markProcessed(tx, ids, at);
 }
+
+/**
+ * Up to `limit` outbox events the notifications consumer has not taken yet (every type, webhook and internal), oldest
+ * first; empty while another consumer runs. Call inside the transaction that turns them into notifications and marks
+ * them (`markEventsNotified`). Independent of the webhook fan-out's processed marker.
+ */
+export function claimUnnotifiedEvents(tx: Executor, limit: number): Promise<OutboxEvent[]> {
+  return repo.claimUnnotified(tx, limit);
+}
+
+/** Marks events taken by the notifications consumer at `at`, inside the transaction that claimed them. */
+export function markEventsNotified(tx: Executor, ids: string[], at: Date): Promise<void> {
+  return repo.markNotified(tx, ids, at);
+}

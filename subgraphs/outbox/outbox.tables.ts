@@ -8,6 +8,8 @@ export const outboxEvents = pgTable('outbox_events', {
   data: jsonb('data').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   processedAt: timestamp('processed_at', { withTimezone: true }),
+  /** When the notifications consumer took the event (independent of the webhook fan-out's `processedAt`). */
+  notifiedAt: timestamp('notified_at', { withTimezone: true }),
 });
 
 /** Event names the outbox records; every one of them is a webhook event a tribe's endpoint can subscribe to. */
@@ -27,7 +29,7 @@ export type OutboxEventType = (typeof SUBSCRIBABLE_EVENTS)[number];
  * Internal domain events: recorded in the same outbox, in the transaction of the change, for in-process consumers (the
  * notifications issue). They are not webhook event types: no endpoint can subscribe to them and fan-out skips them.
  */
-export const INTERNAL_EVENTS = ['post.mentioned', 'comment.replied', 'post.reacted'] as const;
+export const INTERNAL_EVENTS = ['post.mentioned', 'comment.replied', 'post.reacted', 'member.role_changed', 'course.completed'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENTS)[number];
 
 /** An outbox row waiting for fan-out. */

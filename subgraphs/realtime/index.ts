@@ -1,4 +1,4 @@
 // Live updates, below every domain: domains announce in their write transaction that something changed (ids only,
 // never content); the gateway process listens and pushes to the subscribers who may still see it.
-export { publish, REALTIME_CHANNEL } from './realtime.service.js';
+export { publish, publishAll, REALTIME_CHANNEL } from './realtime.service.js';
 export type { RealtimeSignal } from './realtime.service.js';

@@ -1,0 +1,16 @@
+import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
+import type { Resolvers } from './engagement.generated.js';
+import { messagesResolvers } from './messages.resolvers.js';
+import { notificationsResolvers } from './notifications.resolvers.js';
+import { realtimeResolvers } from './realtime.resolvers.js';
+
+export const typeDefs = loadTypeDefs(import.meta.url);
+
+/** The engagement subgraph: each area's resolvers, merged (an area owns its own types and root fields). */
+export const resolvers: Resolvers = {
+  DateTime,
+  ...notificationsResolvers,
+  ...messagesResolvers,
+  Query: { ...notificationsResolvers.Query, ...messagesResolvers.Query, ...realtimeResolvers.Query },
+  Mutation: { ...notificationsResolvers.Mutation, ...messagesResolvers.Mutation },
+};
