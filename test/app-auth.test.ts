@@ -526,7 +526,7 @@ describe('identity-provider session (__session JWT)', () => {
       expect(res.body.data.me).toEqual({ displayName: 'Graph', email: `idp_${u}@example.com` });
     });
 
-    it('never links a new sub to a password account with that email (local signup does not verify email)', async () => {
+    it('never links a new sub to a password account whose email was not verified here (see email-tokens.test.ts for the verified case)', async () => {
       const user = await signupUser(t);
       const sub = `idp|${unique()}`;
       const res = await me(await idpToken({ email: user.email.toUpperCase(), email_verified: true, name: 'Linked' }, sub));

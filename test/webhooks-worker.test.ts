@@ -35,7 +35,7 @@ describe('webhook worker (Agenda)', () => {
 
   it('runs webhooks.fanout and webhooks.drain as repeating jobs at the configured intervals', async () => {
     expect(t.worker).toBeDefined();
-    const jobs = await sqlRows(t, sql`select name, repeat_interval from agenda_jobs order by name`);
+    const jobs = await sqlRows(t, sql`select name, repeat_interval from agenda_jobs where name like 'webhooks.%' order by name`);
     expect(jobs).toEqual([
       { name: JOB_WEBHOOKS_DRAIN, repeat_interval: '300' },
       { name: JOB_WEBHOOKS_FANOUT, repeat_interval: '200' },

@@ -33,6 +33,8 @@ export type User = {
   links: Array<Scalars['String']['output']>;
   /** Null unless the caller is this user. */
   email?: Maybe<Scalars['String']['output']>;
+  /** Whether this user proved the email address (verifyEmail, or a password reset). Null unless the caller is this user. */
+  emailVerified?: Maybe<Scalars['Boolean']['output']>;
   createdAt: Scalars['DateTime']['output'];
 };
 
@@ -76,6 +78,31 @@ export type Mutation = {
    * one keeps working) and every refresh token of the user is revoked.
    */
   changePassword: Scalars['Boolean']['output'];
+  /**
+   * Mails the signed-in user a link to prove their email address: PUBLIC_URL/verify-email?token=..., valid 24 hours,
+   * once. True; nothing is sent when the address is verified already. More than 5 requests in an hour are RATE_LIMITED
+   * (reason too_many_requests, extensions.retryAfterSeconds).
+   */
+  requestEmailVerification: Scalars['Boolean']['output'];
+  /**
+   * Proves the signed-in user's email address with the token of the verification link and returns the user
+   * (emailVerified true). BAD_USER_INPUT reason invalid_token (unknown, used already, or another user's) or
+   * expired_token (older than 24 hours). A verified address lets an identity-provider sign-in with that same verified
+   * email link to this account.
+   */
+  verifyEmail: User;
+  /**
+   * Mails a link to choose a new password (PUBLIC_URL/reset-password?token=..., valid 30 minutes, once) to the account
+   * with this email, if there is one. Always true, in the same time (at least 250 ms) whether or not the account exists.
+   * At most 5 links an hour are sent for one account; further requests still answer true and send nothing.
+   */
+  requestPasswordReset: Scalars['Boolean']['output'];
+  /**
+   * Sets a new password with the token of a reset link: BAD_USER_INPUT reason invalid_token (unknown or used already),
+   * expired_token (older than 30 minutes) or weak_password (10 to 256 characters). Ends every session and every refresh
+   * token of the user (sign in again) and every other reset link; the email counts as verified.
+   */
+  resetPassword: Scalars['Boolean']['output'];
 };
 
 
@@ -86,6 +113,22 @@ export type MutationUpdateProfileArgs = {
 
 export type MutationChangePasswordArgs = {
   currentPassword: Scalars['String']['input'];
+  newPassword: Scalars['String']['input'];
+};
+
+
+export type MutationVerifyEmailArgs = {
+  token: Scalars['String']['input'];
+};
+
+
+export type MutationRequestPasswordResetArgs = {
+  email: Scalars['String']['input'];
+};
+
+
+export type MutationResetPasswordArgs = {
+  token: Scalars['String']['input'];
   newPassword: Scalars['String']['input'];
 };
 
@@ -187,10 +230,10 @@ export type ResolversTypes = {
   User: ResolverTypeWrapper<UserModel>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   UpdateProfileInput: UpdateProfileInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -199,10 +242,10 @@ export type ResolversParentTypes = {
   User: UserModel;
   ID: Scalars['ID']['output'];
   String: Scalars['String']['output'];
+  Boolean: Scalars['Boolean']['output'];
   UpdateProfileInput: UpdateProfileInput;
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
-  Boolean: Scalars['Boolean']['output'];
 };
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
@@ -219,6 +262,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   location?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   links?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  emailVerified?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 };
 
@@ -230,6 +274,10 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateProfileArgs, 'input'>>;
   changePassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'currentPassword' | 'newPassword'>>;
+  requestEmailVerification?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  verifyEmail?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationVerifyEmailArgs, 'token'>>;
+  requestPasswordReset?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRequestPasswordResetArgs, 'email'>>;
+  resetPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationResetPasswordArgs, 'token' | 'newPassword'>>;
 };
 
 export type Resolvers<ContextType = RequestContext> = {

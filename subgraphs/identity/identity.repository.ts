@@ -1,6 +1,6 @@
-import { and, eq, gt, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, count, eq, gt, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
-import { refreshTokens, sessions, users, type UserRow } from './identity.tables.js';
+import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
 /** A user as the rest of the code sees it; never carries the password hash. */
 export interface User {
@@ -14,6 +14,8 @@ export interface User {
   location: string | null;
   /** HTTPS URLs, in the order given. */
   links: string[];
+  /** When the user proved the email address; null: never. */
+  emailVerifiedAt: Date | null;
   createdAt: Date;
 }
 
@@ -26,6 +28,7 @@ const toUser = (r: UserRow): User => ({
   bio: r.bio,
   location: r.location,
   links: r.links,
+  emailVerifiedAt: r.emailVerifiedAt,
   createdAt: r.createdAt,
 });
 
@@ -163,4 +166,69 @@ export async function markRefreshTokenUsed(db: Executor, id: string, now: Date):
 
 export async function revokeRefreshFamily(db: Executor, familyId: string, now: Date): Promise<void> {
   await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)));
+}
+
+// ---- email tokens (verification, password reset) ----
+
+export async function insertEmailToken(
+  db: Executor,
+  values: { userId: string; purpose: EmailTokenPurpose; tokenHash: string; email: string; expiresAt: Date; createdAt: Date },
+): Promise<void> {
+  await db.insert(emailTokens).values(values);
+}
+
+/** The token of this purpose with this hash (used or not, expired or not), or undefined. */
+export async function findEmailToken(db: Executor, purpose: EmailTokenPurpose, tokenHash: string) {
+  const [row] = await db
+    .select()
+    .from(emailTokens)
+    .where(and(eq(emailTokens.purpose, purpose), eq(emailTokens.tokenHash, tokenHash)))
+    .limit(1);
+  return row;
+}
+
+/** Marks a token used; false when it was used already (a concurrent use won). */
+export async function useEmailToken(db: Executor, id: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .update(emailTokens)
+    .set({ usedAt: now })
+    .where(and(eq(emailTokens.id, id), isNull(emailTokens.usedAt)))
+    .returning({ id: emailTokens.id });
+  return rows.length === 1;
+}
+
+/** Marks every unused token of the user of this purpose used (a reset ends the other reset links). */
+export async function useAllEmailTokens(db: Executor, userId: string, purpose: EmailTokenPurpose, now: Date): Promise<void> {
+  await db
+    .update(emailTokens)
+    .set({ usedAt: now })
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
+}
+
+/** How many tokens of this purpose were issued to the user since `since`. */
+export async function countEmailTokensSince(db: Executor, userId: string, purpose: EmailTokenPurpose, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(emailTokens)
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), gt(emailTokens.createdAt, since)));
+  return row?.n ?? 0;
+}
+
+/** The oldest issue time of the user's tokens of this purpose since `since` (when the window frees a slot). */
+export async function oldestEmailTokenSince(db: Executor, userId: string, purpose: EmailTokenPurpose, since: Date): Promise<Date | undefined> {
+  const [row] = await db
+    .select({ at: sql<Date | string>`min(${emailTokens.createdAt})` })
+    .from(emailTokens)
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), gt(emailTokens.createdAt, since)));
+  return row?.at == null ? undefined : new Date(row.at);
+}
+
+/** Records that the user proved `email` at `now`, if it is still their address (case-insensitive); false otherwise. */
+export async function markEmailVerified(db: Executor, userId: string, email: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .update(users)
+    .set({ emailVerifiedAt: now })
+    .where(and(eq(users.id, userId), sql`lower(${users.email}) = lower(${email})`))
+    .returning({ id: users.id });
+  return rows.length === 1;
 }

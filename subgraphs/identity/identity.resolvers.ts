@@ -1,6 +1,7 @@
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
 import { type RequestContext, idLoader } from '../kernel/index.js';
 import { changePassword, findUsersByIds, me, updateProfile, userByUsername, type User } from './identity.service.js';
+import { requestEmailVerification, requestPasswordReset, resetPassword, verifyEmail } from './email-tokens.service.js';
 import type { Resolvers } from './identity.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
@@ -16,9 +17,14 @@ export const resolvers: Resolvers = {
   Mutation: {
     updateProfile: (_, a, ctx) => updateProfile(ctx, a.input),
     changePassword: (_, a, ctx) => changePassword(ctx, a),
+    requestEmailVerification: (_, __, ctx) => requestEmailVerification(ctx),
+    verifyEmail: (_, a, ctx) => verifyEmail(ctx, a),
+    requestPasswordReset: (_, a, ctx) => requestPasswordReset(ctx.app, a),
+    resetPassword: (_, a, ctx) => resetPassword(ctx.app, a),
   },
   User: {
     __resolveReference: (ref, ctx) => userLoader(ctx).load(ref.id),
     email: (user, _, ctx) => (ctx.caller?.userId === user.id ? user.email : null),
+    emailVerified: (user, _, ctx) => (ctx.caller?.userId === user.id ? user.emailVerifiedAt !== null : null),
   },
 };

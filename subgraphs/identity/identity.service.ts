@@ -28,7 +28,7 @@ import type { User } from './identity.repository.js';
 export type { User } from './identity.repository.js';
 
 /** Argon2id (`Algorithm.Argon2id` is a const enum, which isolated modules cannot read). */
-const ARGON2 = { algorithm: 2 as Algorithm };
+export const ARGON2 = { algorithm: 2 as Algorithm };
 /** Verified against when the email is unknown, so a wrong email costs the same time as a wrong password. */
 const dummyHash = hash('not-a-real-password-0000', ARGON2);
 
@@ -297,9 +297,9 @@ async function importPem(pem: string): Promise<KeyLike> {
 }
 
 /**
- * Maps an identity-provider JWT to a user: by `sub` when linked already; otherwise a user with the
- * token's verified email and no password is linked, or a new user is provisioned. An email that belongs
- * to a password account is refused (null): the two are never merged.
+ * Maps an identity-provider JWT to a user: by `sub` when linked already; otherwise the user with the token's
+ * verified email is linked when it has no password or has verified that email here (`verifyEmail`), or a new user is
+ * provisioned. The email of a password account whose address was never verified is refused (null).
  */
 export async function resolveIdpToken(app: AppDeps, token: string): Promise<string | null> {
   const key = await app.idpKey();
@@ -324,9 +324,10 @@ export async function resolveIdpToken(app: AppDeps, token: string): Promise<stri
   if (!mail || payload.email_verified !== true) return null;
   const existing = await repo.findUserByEmail(db, mail);
   if (existing) {
-    // Local signup does not verify email: linking a password account to whoever proves the address at the
-    // identity provider would hand the provider's user an account someone else holds the password of.
-    if (existing.passwordHash) return null;
+    // A password account links only once its owner proved the address here (verifyEmail, or a password reset):
+    // until then, linking it to whoever proves the address at the identity provider could hand that person an
+    // account someone else signed up with.
+    if (existing.passwordHash && !existing.emailVerifiedAt) return null;
     await repo.linkIdpSubject(db, existing.id, payload.sub);
     return existing.id;
   }

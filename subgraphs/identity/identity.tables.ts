@@ -12,6 +12,8 @@ export const users = pgTable('users', {
   links: text('links').array().notNull().default(sql`'{}'::text[]`),
   passwordHash: text('password_hash'),
   idpSubject: text('idp_subject'),
+  /** When the user proved the address (verification link or password reset); null: never. */
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -34,5 +36,18 @@ export const refreshTokens = pgTable('refresh_tokens', {
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** One-time email tokens (verification, password reset): only the SHA-256 of the token is stored. */
+export const emailTokens = pgTable('email_tokens', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  userId: uuid('user_id').notNull(),
+  purpose: text('purpose', { enum: ['verify_email', 'reset_password'] }).notNull(),
+  tokenHash: text('token_hash').notNull(),
+  email: text('email').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  usedAt: timestamp('used_at', { withTimezone: true }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+});
+export type EmailTokenPurpose = (typeof emailTokens.$inferSelect)['purpose'];
 
 export type UserRow = typeof users.$inferSelect;

@@ -76,6 +76,13 @@ const schema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     GRAPHQL_INTROSPECTION: bool.optional(),
     GRAPHQL_PERSISTED_ONLY: bool.default(false),
+    SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be smtp://[user:pass@]host[:port] or smtps://...').optional(),
+    MAIL_FROM: z.string().trim().min(3).max(320).regex(/@/, 'must contain an address, e.g. "Tribes <no-reply@example.com>"').default('Tribes <no-reply@localhost>'),
+    PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    MAIL_SEND_INTERVAL_MS: int(100, 24 * 3_600_000).default(10_000),
+    MAIL_BATCH_SIZE: int(1, 10_000).default(50),
+    MAIL_TIMEOUT_MS: int(100, 120_000).default(20_000),
+    DIGEST_INTERVAL_MS: int(1_000, 7 * 24 * 3_600_000).default(24 * 3_600_000),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -133,6 +140,25 @@ export interface AppConfig {
   /** `NODE_ENV`: `production` hides the GraphQL schema from clients unless `graphql.introspection` says otherwise. */
   nodeEnv: Env['NODE_ENV'];
   graphql: GraphqlConfig;
+  /** Where users reach the service: links in mail (`PUBLIC_URL`, else `http://<HOST or localhost>:<PORT>`), no trailing slash. */
+  publicUrl: string;
+  mail: MailConfig;
+}
+
+/** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
+export interface MailConfig {
+  /** `SMTP_URL`: smtp://[user:pass@]host[:port] (STARTTLS when offered) or smtps:// (TLS from the start). */
+  smtpUrl?: string;
+  /** `MAIL_FROM`: the From header of every mail. */
+  from: string;
+  /** How often the `mail.send` job sends due mail. */
+  sendIntervalMs: number;
+  /** Mails claimed per send cycle. */
+  batchSize: number;
+  /** Limit on one SMTP conversation (connect, greeting, send). */
+  timeoutMs: number;
+  /** How often the `mail.digest` job runs (daily by default); each user gets at most one digest per UTC day. */
+  digestIntervalMs: number;
 }
 
 /** The public GraphQL endpoint `/graphql`. */
@@ -232,5 +258,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
       persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
     }),
+    publicUrl: (e.PUBLIC_URL ?? `http://${defaultPublicHost(e.HOST)}:${e.PORT}`).replace(/\/+$/, ''),
+    mail: Object.freeze({
+      smtpUrl: e.SMTP_URL,
+      from: e.MAIL_FROM,
+      sendIntervalMs: e.MAIL_SEND_INTERVAL_MS,
+      batchSize: e.MAIL_BATCH_SIZE,
+      timeoutMs: e.MAIL_TIMEOUT_MS,
+      digestIntervalMs: e.DIGEST_INTERVAL_MS,
+    }),
   });
 }
+
+/** The host of the default public URL: a wildcard listening address is reached as localhost. */
+const defaultPublicHost = (host: string): string =>
+  host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
