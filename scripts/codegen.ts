@@ -35,6 +35,8 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
   engagement: {
     Notification: './notifications.tables.js#Notification',
     NotificationPreference: './notifications.service.js#PreferenceView',
+    Conversation: './messages.tables.js#Conversation',
+    Message: './messages.tables.js#Message',
   },
   courses: {
     Course: './courses.tables.js#Course',

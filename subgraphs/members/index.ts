@@ -14,6 +14,7 @@ export {
   memberById,
   recordActivity,
   memberIdsByUsernames,
+  shareATribe,
   memberUserIdsAmong,
   memberUserIdsPage,
 } from './members.service.js';

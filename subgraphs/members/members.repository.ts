@@ -166,6 +166,19 @@ export async function memberUserIdsAmong(db: Executor, communityId: string, user
   return rows.map((r) => r.userId);
 }
 
+/** True when one tribe has every one of `userIds` (distinct ids) as a member, in one statement. */
+export async function haveCommonTribe(db: Executor, userIds: readonly string[]): Promise<boolean> {
+  if (userIds.length === 0) return false;
+  const rows = await db
+    .select({ communityId: members.communityId })
+    .from(members)
+    .where(inArray(members.userId, [...userIds]))
+    .groupBy(members.communityId)
+    .having(sql`count(*) = ${userIds.length}`)
+    .limit(1);
+  return rows.length > 0;
+}
+
 /** Member user ids of a tribe after `afterUserId` in user-id order (the `(community_id, user_id)` unique index). */
 export async function memberUserIdsPage(db: Executor, communityId: string, afterUserId: string | null, limit: number): Promise<string[]> {
   const rows = await db

@@ -261,6 +261,16 @@ export async function memberIdsByUsernames(tx: Executor, communityId: string, us
 }
 
 /**
+ * True when at least one tribe counts every one of `userIds` among its members (direct messages: a conversation's
+ * users must share a tribe). Duplicates are ignored; ids that are not UUIDs, or name nobody, make it false.
+ */
+export async function shareATribe(db: Executor, userIds: readonly string[]): Promise<boolean> {
+  const distinct = [...new Set(userIds)];
+  if (distinct.length === 0 || !distinct.every(isUuid)) return false;
+  return repo.haveCommonTribe(db, distinct);
+}
+
+/**
  * One page of a tribe's member user ids in user-id order after `afterUserId` (keyset, null for the first page), read
  * with `db`: how a tribe-wide notification walks 50,000 members a chunk at a time.
  */
