@@ -21,7 +21,7 @@ export {
   REACTION_WINDOW_MS,
 } from './notifications.service.js';
 export type { Channel as NotificationChannel, DigestEntry, Notification, NotificationKind, NotifyInput, NotificationSubject } from './notifications.service.js';
-export { consumeNotifications, runFanouts, sendEventReminders, FANOUT_CHUNK, REMINDER_LEAD_MS } from './notifications.jobs.js';
+export { consumeNotifications, consumeOutbox, runFanouts, sendEventReminders, FANOUT_CHUNK, REMINDER_LEAD_MS } from './notifications.jobs.js';
 
 // ---- messages ----
 // Live updates re-read with `conversationForViewer(ctx, id)` and `messageForViewer(ctx, id)` (null unless the caller is

@@ -157,13 +157,21 @@ async function planFor(ctx: RequestContext, e: OutboxEvent, at: Date): Promise<P
 }
 
 /**
- * The `notifications.consume` job: turns every outbox event not yet taken into notifications (a reply, a mention, a
- * reaction, a changed role, an approved win, a completed course) or a tribe-wide fan-out (a new event), a batch of
- * events per transaction, then writes the pending fan-outs. Each event runs in a savepoint: one whose subject was
- * deleted meanwhile (a foreign-key violation) is skipped, not retried forever. One consumer at a time (advisory lock);
- * the webhook fan-out reads the same events with its own marker. Returns the notifications written.
+ * The `notifications.consume` job: `consumeOutbox`, then `runFanouts` until none is pending. Returns the notifications
+ * written.
  */
 export async function consumeNotifications(app: AppDeps): Promise<number> {
+  return (await consumeOutbox(app)) + (await runFanouts(app));
+}
+
+/**
+ * Turns every outbox event not yet taken into notifications (a reply, a mention, a reaction, a changed role, an approved
+ * win, a completed course) or a recorded tribe-wide fan-out (a new event), a batch of events per transaction. Each event
+ * runs in a savepoint: one whose subject was deleted meanwhile (a foreign-key violation) is skipped, not retried forever.
+ * One consumer at a time (advisory lock); the webhook fan-out reads the same events with its own marker. Returns the
+ * notifications written.
+ */
+export async function consumeOutbox(app: AppDeps): Promise<number> {
   const ctx = jobContext(app);
   let written = 0;
   for (;;) {
@@ -177,9 +185,8 @@ export async function consumeNotifications(app: AppDeps): Promise<number> {
       return { taken: events.length, n };
     });
     written += n;
-    if (taken < CONSUME_BATCH) break;
+    if (taken < CONSUME_BATCH) return written;
   }
-  return written + (await runFanouts(app));
 }
 
 async function apply(tx: Executor, plan: Plan): Promise<number> {
@@ -204,11 +211,13 @@ async function apply(tx: Executor, plan: Plan): Promise<number> {
  * Writes pending fan-outs a chunk at a time until none is left: each chunk is one transaction that locks the fan-out,
  * reads the next `chunk` recipient ids of its audience (keyset over the members, or the event's registrants), inserts
  * their notifications in one statement (preferences and mutes applied in it), announces them in one more, and records
- * its position. A constant number of statements per chunk, whatever the tribe's size. Returns the notifications written.
+ * its position. A constant number of statements per chunk, whatever the tribe's size. `maxChunks` stops earlier (the
+ * rest waits for the next run). Returns the notifications written.
  */
-export async function runFanouts(app: AppDeps, chunk = FANOUT_CHUNK): Promise<number> {
+export async function runFanouts(app: AppDeps, options: { chunk?: number; maxChunks?: number } = {}): Promise<number> {
+  const chunk = options.chunk ?? FANOUT_CHUNK;
   let written = 0;
-  for (;;) {
+  for (let chunks = 0; chunks < (options.maxChunks ?? Infinity); chunks += 1) {
     const step = await app.database.db.transaction(async (tx) => {
       const fanout = await repo.lockPendingFanout(tx);
       if (!fanout) return null;
@@ -234,6 +243,7 @@ export async function runFanouts(app: AppDeps, chunk = FANOUT_CHUNK): Promise<nu
     if (step === null) return written;
     written += step;
   }
+  return written;
 }
 
 /**
