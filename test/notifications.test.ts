@@ -201,6 +201,24 @@ describe('notifications', () => {
         expect.objectContaining({ courseId: course.id, actors: [], text: 'You completed the course "Intro"' }),
       ]);
     });
+    it('message: a direct message, unread messages of one conversation folded into one notification', async () => {
+      const w = await world();
+      const conversation = ok(await gql(t, w.member, 'mutation($u: [ID!]!){ startConversation(userIds: $u){ id } }', { u: [w.member2.id] })).startConversation.id;
+      const send = (who: TestUser, body: string) => gql(t, who, 'mutation($c: ID!, $b: String!){ sendMessage(conversationId: $c, body: $b){ id } }', { c: conversation, b: body });
+      ok(await send(w.member, 'hello'));
+      ok(await send(w.member, 'are you there?'));
+      await consume();
+      const [n] = await nodes(w.member2);
+      expect(await nodes(w.member2)).toHaveLength(1);
+      expect(n).toMatchObject({ kind: 'message', conversationId: conversation, community: null, actors: [{ id: w.member.id }], actorCount: 1, read: false });
+      expect(n.text).toMatch(/sent you a message$/);
+      expect((await nodes(w.member)).filter((x: any) => x.kind === 'message')).toEqual([]);
+      ok(await gql(t, w.member2, Q.mark, { ids: [n.id] }));
+      ok(await send(w.member, 'ping'));
+      const again = (await nodes(w.member2)).filter((x: any) => x.kind === 'message');
+      expect(again).toHaveLength(2); // the read one stays read; a new one for the new unread message
+      expect(again[0]).toMatchObject({ read: false, conversationId: conversation });
+    });
   });
 
   describe('what may no longer be seen', () => {
