@@ -5,6 +5,7 @@ import type { AppDeps } from '../../subgraphs/kernel/index.js';
 import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index.js';
 import { consumeNotifications, sendEventReminders } from '../../subgraphs/engagement/index.js';
 import { sendQueuedMail } from '../../subgraphs/mail/index.js';
+import { sendDigests } from '../../subgraphs/digest/index.js';
 import { pgliteAsPool } from './pglite-pool.js';
 
 export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';
@@ -15,6 +16,8 @@ export const JOB_NOTIFICATIONS_CONSUME = 'notifications.consume';
 export const JOB_EVENT_REMINDERS = 'notifications.event_reminders';
 /** Sends due mail of the outbox (or logs and keeps it without SMTP_URL). */
 export const JOB_MAIL_SEND = 'mail.send';
+/** Queues each user's daily digest of unread notifications (email-enabled kinds). */
+export const JOB_MAIL_DIGEST = 'mail.digest';
 
 /** A running background worker. */
 export interface Worker {
@@ -73,6 +76,7 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   agenda.define(JOB_NOTIFICATIONS_CONSUME, track(JOB_NOTIFICATIONS_CONSUME, () => consumeNotifications(app)), { concurrency: 1, lockLifetime });
   agenda.define(JOB_EVENT_REMINDERS, track(JOB_EVENT_REMINDERS, () => sendEventReminders(app)), { concurrency: 1, lockLifetime });
   agenda.define(JOB_MAIL_SEND, track(JOB_MAIL_SEND, () => sendQueuedMail(app)), { concurrency: 1, lockLifetime });
+  agenda.define(JOB_MAIL_DIGEST, track(JOB_MAIL_DIGEST, () => sendDigests(app)), { concurrency: 1, lockLifetime });
 
   await agenda.start();
   await agenda.every(config.webhooks.fanoutIntervalMs, JOB_WEBHOOKS_FANOUT);
@@ -80,6 +84,7 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   await agenda.every(config.notifications.consumeIntervalMs, JOB_NOTIFICATIONS_CONSUME);
   await agenda.every(config.notifications.reminderIntervalMs, JOB_EVENT_REMINDERS);
   await agenda.every(config.mail.sendIntervalMs, JOB_MAIL_SEND);
+  await agenda.every(config.mail.digestIntervalMs, JOB_MAIL_DIGEST);
   if (!config.mail.smtpUrl) log.warn('SMTP_URL is not set: mail is logged (subject and recipient) and kept in mail_outbox, not sent');
   log.info(
     { drainIntervalMs: config.webhooks.drainIntervalMs, fanoutIntervalMs: config.webhooks.fanoutIntervalMs, batchSize: config.webhooks.batchSize },

@@ -7,6 +7,7 @@ import { persistedOperations } from '../../gateway/src/persisted.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
 import { paymentsRouter } from './application/payments.js';
+import { unsubscribeRouter } from './application/unsubscribe.js';
 import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
 import { HttpError, toHttpError } from './errors.js';
@@ -84,6 +85,8 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
 
   // Before the Application router and its JSON parser: the payment webhook is verified over its raw body.
   http.use(paymentsRouter(app));
+  // Mail's one-click unsubscribe (RFC 8058): a form-encoded POST from mail clients, and a confirmation page.
+  http.use(unsubscribeRouter(app));
   http.use(applicationRouter(app, graph.execute));
   http.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
   http.use(flatErrors);
