@@ -2,8 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createGraph, type Graph } from '../gateway/src/graph.js';
+import { attachSubscriptions, type SubscriptionServer } from '../gateway/src/subscriptions.js';
 import { startWorker, type Worker } from '../jobs/src/worker.js';
 import { closeHttpApp, createHttpApp } from '../rest-facade/src/app.js';
+import { webSocketAuth } from '../rest-facade/src/auth.js';
+import { conversationAudience } from '../subgraphs/engagement/index.js';
 import type { AppConfig, AppDeps } from '../subgraphs/kernel/index.js';
 import { type DepsOptions, openDeps } from './deps.js';
 
@@ -13,6 +16,8 @@ export interface Service {
   http: ReturnType<typeof createHttpApp>;
   /** Present after `listen`. */
   server?: Server;
+  /** GraphQL subscriptions over WebSocket on the same server's `/graphql`: present after `listen`. */
+  realtime?: SubscriptionServer;
   /** The background worker, when `WORKER_ENABLED`. */
   worker?: Worker;
   listen(port?: number, host?: string): Promise<number>;
@@ -66,12 +71,19 @@ export async function createService(config: AppConfig, options: ServiceOptions =
         service.server = await new Promise<Server>((resolve, reject) => {
           server.once('error', reject).listen(port, host, () => resolve(server));
         });
+        service.realtime = await attachSubscriptions(service.server, {
+          app: deps,
+          graph,
+          authenticate: webSocketAuth(deps),
+          participantsOf: conversationAudience,
+        });
         const actual = (service.server.address() as AddressInfo).port;
         log.info({ port: actual, database: database.kind }, 'listening');
         return actual;
       },
       async stop() {
         draining = true;
+        await service.realtime?.close(); // WebSocket clients hear 1001 (going away) and reconnect elsewhere
         if (service.server?.listening) await drain(service.server, () => inFlight, config.shutdownGraceMs, log);
         await closeHttpApp(http);
         await worker?.stop();

@@ -42,6 +42,8 @@ export type OperationRunner = <TResult, TVariables>(
 export interface Graph {
   server: ApolloServer<RequestContext>;
   execute: OperationRunner;
+  /** The supergraph's API schema (what clients query), as the gateway loaded it: subscriptions extend it. */
+  apiSchema: GraphQLSchema;
   stop(): Promise<void>;
 }
 
@@ -94,7 +96,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     // The data has the shape the document selects: the generated result type of that document.
     return response.body.singleResult as ExecutionResult<TResult>;
   };
-  return { server, execute, stop: () => server.stop() };
+  return { server, execute, apiSchema: gateway.schema!, stop: () => server.stop() };
 }
 
 /**

@@ -41,3 +41,5 @@ export type { Conversation, Message } from './messages.service.js';
 // ---- realtime ----
 // `unreadCounts(ctx)`: the viewer's unread notifications and messages; `conversationAudience(app, id)`: who hears a
 // conversation's changes (the gateway's subscription router reads it once per signal).
+export { unreadCounts, conversationAudience } from './realtime.service.js';
+export type { UnreadCounts } from './realtime.service.js';
