@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { MESSAGE_RATE_LIMITS } from '../subgraphs/engagement/index.js';
+import { REALTIME_CHANNEL } from '../subgraphs/realtime/index.js';
 import { createTribe, join, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
-import { countOf, failure, gql, ManualClock, ok, sqlRows, startService, type TestService } from './support.js';
+import { countOf, failure, gql, ManualClock, ok, sqlRows, startService, TEST_DATABASE_URL, waitFor, type TestService } from './support.js';
 
 const MESSAGE = 'id body createdAt editedAt deletedAt author { id } conversation { id }';
 const CONVERSATION = `id participants { id } unreadCount updatedAt createdAt lastMessage { id body }`;
@@ -338,6 +340,58 @@ describe('direct messages', () => {
       expect(failure(await gql(t, a, Q.block, { u: a.id }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_user' });
       expect(failure(await gql(t, a, Q.block, { u: UNKNOWN_ID }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found' });
       expect(await countOf(t, sql`select count(*)::int as n from user_blocks where blocker_id = ${a.id}`)).toBe(1);
+    });
+  });
+
+  describe('live updates', () => {
+    /** Collects every realtime signal committed from now on (a LISTEN of its own, as another process would have). */
+    const listen = async () => {
+      const signals: Array<Record<string, string>> = [];
+      const deliver = (payload: string) => signals.push(JSON.parse(payload));
+      if (!TEST_DATABASE_URL) {
+        const unlisten = await t.deps.database.pglite!.listen(REALTIME_CHANNEL, deliver);
+        return { signals, close: unlisten };
+      }
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      client.on('notification', (n) => n.channel === REALTIME_CHANNEL && n.payload && deliver(n.payload));
+      await client.query(`listen ${REALTIME_CHANNEL}`);
+      return { signals, close: () => client.end() };
+    };
+
+    it('announces message, conversation and unread signals (ids only) for each write, and nothing for a refused one', async () => {
+      const { users: [a, b, c] } = await tribeOf(3);
+      const { id } = await started(a, [b, c]);
+      const live = await listen();
+      try {
+        const ofThis = () => live.signals.filter((s) => s.conversationId === id || [a.id, b.id, c.id].includes(s.userId));
+        const message = await sent(a, id, 'live');
+        await waitFor(() => ofThis().some((s) => s.topic === 'message'), 5_000, 'the message signal');
+        await waitFor(() => ofThis().filter((s) => s.topic === 'unread').length >= 2, 5_000, 'the unread signals');
+        expect(ofThis()).toEqual(
+          expect.arrayContaining([
+            { topic: 'message', conversationId: id, messageId: message.id },
+            { topic: 'conversation', conversationId: id },
+            { topic: 'unread', userId: b.id },
+            { topic: 'unread', userId: c.id },
+          ]),
+        );
+        expect(JSON.stringify(live.signals)).not.toContain('live"');
+        live.signals.length = 0;
+        ok(await gql(t, b, Q.read, { c: id, m: message.id }));
+        await waitFor(() => ofThis().length > 0, 5_000, 'the read-mark signal');
+        expect(ofThis()).toEqual([{ topic: 'unread', userId: b.id }]);
+        live.signals.length = 0;
+        expect(failure(await send(a, id, ''))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_input' });
+        ok(await gql(t, a, Q.edit, { id: message.id, b: 'edited' }));
+        await waitFor(() => ofThis().length >= 2, 5_000, 'the edit signals');
+        expect(ofThis()).toEqual([
+          { topic: 'message', conversationId: id, messageId: message.id },
+          { topic: 'conversation', conversationId: id },
+        ]);
+      } finally {
+        await live.close();
+      }
     });
   });
 
