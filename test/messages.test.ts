@@ -243,6 +243,37 @@ describe('direct messages', () => {
     });
   });
 
+  describe('a page of conversations', () => {
+    it('costs the same number of SQL statements at first: 3 and first: 12 (participants, last message, unread counts)', async () => {
+      const { users } = await tribeOf(13);
+      const [me, ...others] = users;
+      for (const [i, other] of others.entries()) {
+        const conversation = await started(me, i % 4 === 0 ? [other, others[(i + 1) % others.length]] : [other]);
+        tick();
+        await sent(other, conversation.id, `hello ${i}`);
+      }
+      const page = `query($f: Int){ conversations(first: $f){ edges { node { id unreadCount updatedAt participants { id username }
+        lastMessage { id body author { id username } conversation { id } } } } } }`;
+      const statements = async (first: number) => {
+        const before = t.deps.database.stats.statements;
+        const edges = ok(await gql(t, me, page, { f: first })).conversations.edges;
+        expect(edges).toHaveLength(first);
+        for (const e of edges) {
+          expect(e.node.unreadCount).toBeGreaterThanOrEqual(1);
+          expect(e.node.participants.every((p: any) => p.username)).toBe(true);
+          expect(e.node.lastMessage.author.username).toBeTruthy();
+          expect(e.node.lastMessage.conversation.id).toBe(e.node.id);
+        }
+        return t.deps.database.stats.statements - before;
+      };
+      await statements(3);
+      const s3 = await statements(3);
+      const s12 = await statements(12);
+      expect(s12).toBe(s3);
+      expect(s3).toBeLessThanOrEqual(10);
+    });
+  });
+
   describe('tribe isolation', () => {
     it('shows a conversation and its messages to current participants only: null or NOT_FOUND for anyone else', async () => {
       const { users: [a, b, outsider] } = await tribeOf(3);
