@@ -2,3 +2,4 @@ export { openDatabase } from './database.js';
 export type { Database, DatabaseOptions, Db, Tx, Executor } from './database.js';
 export { migrate, loadMigrations } from './migrate.js';
 export type { Migration } from './migrate.js';
+export { preparedOnce } from './prepared.js';

@@ -1,5 +1,5 @@
-import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { posts, type Post, type Visibility } from './content.tables.js';
 
 /**
@@ -35,31 +35,39 @@ export interface HomeFeedArgs {
 const isoText = (column: AnyColumn | SQL) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** The home feed's values, or placeholders of the same names for its prepared form. */
+interface HomeFeedParams {
+  ids: Placeholder | readonly string[];
+  seesAll: Placeholder | readonly boolean[];
+  viewerId: Placeholder | string;
+  limit: Placeholder | number;
+  /** The cursor's published_at and id; absent for a first page. */
+  after?: { key: Placeholder | string; id: Placeholder | string };
+}
+
+/** An array value goes as one parameter (drizzle would otherwise spread it into a list). */
+const param = (value: Placeholder | readonly unknown[]) => (Array.isArray(value) ? sql.param(value) : value);
+
 /**
  * The home feed's one statement: for each tribe of the viewer (two array parameters, unnested), a LATERAL keyset
  * subquery on `posts_feed_new_idx` takes at most `limit` rows after the cursor; the union is ordered and cut to
  * `limit`. Work is (tribes × limit) index rows, whatever the depth. Visibility per tribe: moderators and above all
  * posts, members public and members-only ones, and everyone their own.
- *
- * Awaiting the builder runs it (`FeedRow`s, newest publication first); `.toSQL()` gives `{ sql, params }` for a raw
- * driver, and it embeds in a template (`sql\`explain (format json) ${homeFeedQuery(db, args)}\``).
  */
-export function homeFeedQuery(db: Executor, args: HomeFeedArgs) {
-  const ids = args.tribes.map((t) => t.communityId);
-  const seesAll = args.tribes.map((t) => t.seesAll);
-  const keyset = args.after ? sql`and (p.published_at, p.id) < (${args.after[0]}::timestamptz, ${args.after[1]}::uuid)` : sql``;
+function homeFeedSelect(db: Executor, p: HomeFeedParams) {
+  const keyset = p.after ? sql`and (p.published_at, p.id) < (${p.after.key}::timestamptz, ${p.after.id}::uuid)` : sql``;
   const page = sql`
-    select f.id from unnest(${sql.param(ids)}::uuid[], ${sql.param(seesAll)}::boolean[]) as m(community_id, sees_all)
+    select f.id from unnest(${param(p.ids)}::uuid[], ${param(p.seesAll)}::boolean[]) as m(community_id, sees_all)
     cross join lateral (
       select p.id, p.published_at from posts p
       where p.community_id = m.community_id and p.status = 'published'
-        and (m.sees_all or p.visibility <> 'paid' or p.author_id = ${args.viewerId}::uuid)
+        and (m.sees_all or p.visibility <> 'paid' or p.author_id = ${p.viewerId}::uuid)
         ${keyset}
       order by p.published_at desc, p.id desc
-      limit ${args.limit}
+      limit ${p.limit}
     ) f
     order by f.published_at desc, f.id desc
-    limit ${args.limit}`;
+    limit ${p.limit}`;
   return db
     .select({ post: posts, key: isoText(posts.publishedAt) })
     .from(posts)
@@ -67,10 +75,40 @@ export function homeFeedQuery(db: Executor, args: HomeFeedArgs) {
     .orderBy(desc(posts.publishedAt), desc(posts.id));
 }
 
-/** A page of the home feed (see `homeFeedQuery`). */
+const placeholders = {
+  ids: sql.placeholder('ids'),
+  seesAll: sql.placeholder('seesAll'),
+  viewerId: sql.placeholder('viewerId'),
+  limit: sql.placeholder('limit'),
+};
+/** The home feed prepared once per database: a first page, and a page after a cursor. */
+const firstPage = preparedOnce((db) => homeFeedSelect(db, placeholders).prepare('content_home_feed'));
+const pageAfter = preparedOnce((db) =>
+  homeFeedSelect(db, { ...placeholders, after: { key: sql.placeholder('afterKey'), id: sql.placeholder('afterId') } }).prepare('content_home_feed_after'),
+);
+
+const valuesOf = (args: HomeFeedArgs) => ({
+  ids: args.tribes.map((t) => t.communityId),
+  seesAll: args.tribes.map((t) => t.seesAll),
+  viewerId: args.viewerId,
+  limit: args.limit,
+});
+
+/**
+ * The home feed's statement with `args` in place (see `homeFeedSelect`). Awaiting the builder runs it (`FeedRow`s,
+ * newest publication first); `.toSQL()` gives `{ sql, params }` for a raw driver, and it embeds in a template
+ * (`sql\`explain (format json) ${homeFeedQuery(db, args)}\``).
+ */
+export function homeFeedQuery(db: Executor, args: HomeFeedArgs) {
+  const after = args.after ? { key: args.after[0], id: args.after[1] } : undefined;
+  return homeFeedSelect(db, { ...valuesOf(args), after });
+}
+
+/** A page of the home feed (see `homeFeedSelect`), as a prepared statement. */
 export async function homeFeed(db: Executor, args: HomeFeedArgs): Promise<FeedRow[]> {
   if (args.tribes.length === 0) return [];
-  return homeFeedQuery(db, args);
+  if (!args.after) return firstPage(db).execute(valuesOf(args));
+  return pageAfter(db).execute({ ...valuesOf(args), afterKey: args.after[0], afterId: args.after[1] });
 }
 
 export type FeedSort = 'NEW' | 'TOP' | 'ACTIVE';

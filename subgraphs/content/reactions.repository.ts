@@ -1,5 +1,5 @@
 import { and, eq, isNotNull, or, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { comments } from './content.tables.js';
 import { reactions, type ReactionKind } from './reactions.tables.js';
 
@@ -55,35 +55,42 @@ export async function bumpCommentReactions(tx: Executor, commentId: string, by: 
     .where(eq(comments.id, commentId));
 }
 
-const anyOf = (ids: readonly string[]) => sql.param([...ids]);
+/** Rows of the given posts or comments: two uuid[] placeholders, `postIds` and `commentIds`. */
+const onTargets = or(
+  sql`${reactions.postId} = any(${sql.placeholder('postIds')}::uuid[])`,
+  sql`${reactions.commentId} = any(${sql.placeholder('commentIds')}::uuid[])`,
+);
+const countsStatement = preparedOnce((db) =>
+  db
+    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind, n: sql<number>`count(*)::int` })
+    .from(reactions)
+    .where(onTargets)
+    .groupBy(reactions.postId, reactions.commentId, reactions.kind)
+    .prepare('content_reaction_counts'),
+);
+const ofUserStatement = preparedOnce((db) =>
+  db
+    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind })
+    .from(reactions)
+    .where(and(eq(reactions.userId, sql.placeholder('userId')), onTargets))
+    .prepare('content_reactions_of_user'),
+);
 
-/** Reaction counts per kind for every given post and comment, in one statement (one array parameter each). */
+/** Reaction counts per kind for every given post and comment, in one prepared statement (one array parameter each). */
 export async function countsFor(
   db: Executor,
   postIds: readonly string[],
   commentIds: readonly string[],
 ): Promise<Array<{ postId: string | null; commentId: string | null; kind: ReactionKind; n: number }>> {
-  return db
-    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind, n: sql<number>`count(*)::int` })
-    .from(reactions)
-    .where(or(sql`${reactions.postId} = any(${anyOf(postIds)}::uuid[])`, sql`${reactions.commentId} = any(${anyOf(commentIds)}::uuid[])`))
-    .groupBy(reactions.postId, reactions.commentId, reactions.kind);
+  return countsStatement(db).execute({ postIds: [...postIds], commentIds: [...commentIds] });
 }
 
-/** The user's own reactions on the given posts and comments, in one statement. */
+/** The user's own reactions on the given posts and comments, in one prepared statement. */
 export async function reactionsOfUser(
   db: Executor,
   userId: string,
   postIds: readonly string[],
   commentIds: readonly string[],
 ): Promise<Array<{ postId: string | null; commentId: string | null; kind: ReactionKind }>> {
-  return db
-    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind })
-    .from(reactions)
-    .where(
-      and(
-        eq(reactions.userId, userId),
-        or(sql`${reactions.postId} = any(${anyOf(postIds)}::uuid[])`, sql`${reactions.commentId} = any(${anyOf(commentIds)}::uuid[])`),
-      ),
-    );
+  return ofUserStatement(db).execute({ userId, postIds: [...postIds], commentIds: [...commentIds] });
 }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { communityInvites, members, xpAwards, type Member, type Role } from './members.tables.js';
 
 /** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
@@ -22,9 +22,17 @@ export async function findByIds(db: Executor, ids: readonly string[]): Promise<M
   return db.select().from(members).where(inArray(members.id, [...ids]));
 }
 
-/** Every tribe a user belongs to and their role in it (one statement; the home feed iterates these). */
+const rolesOf = preparedOnce((db) =>
+  db
+    .select({ communityId: members.communityId, role: members.role })
+    .from(members)
+    .where(eq(members.userId, sql.placeholder('userId')))
+    .prepare('members_roles_of_user'),
+);
+
+/** Every tribe a user belongs to and their role in it (one prepared statement; the home feed iterates these). */
 export async function rolesOfUser(db: Executor, userId: string): Promise<Array<{ communityId: string; role: Role }>> {
-  return db.select({ communityId: members.communityId, role: members.role }).from(members).where(eq(members.userId, userId));
+  return rolesOf(db).execute({ userId });
 }
 
 /** The caller's memberships in the given communities. */
@@ -80,7 +88,7 @@ export async function list(
     .offset(offset);
 }
 
-const pageOfCommunity = (db: Executor) =>
+const pageOfCommunity = preparedOnce((db) =>
   db
     .select()
     .from(members)
@@ -88,14 +96,12 @@ const pageOfCommunity = (db: Executor) =>
     .orderBy(desc(members.joinedAt), desc(members.id))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
-    .prepare('members_page_of_community');
-const prepared = new WeakMap<Executor, ReturnType<typeof pageOfCommunity>>();
+    .prepare('members_page_of_community'),
+);
 
 /** Members of a tribe, newest first (the Platform API list): a statement prepared once per database. */
 export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number): Promise<Member[]> {
-  let query = prepared.get(db);
-  if (!query) prepared.set(db, (query = pageOfCommunity(db)));
-  return query.execute({ communityId, limit, offset });
+  return pageOfCommunity(db).execute({ communityId, limit, offset });
 }
 
 export async function setRole(db: Executor, id: string, role: Role): Promise<Member> {

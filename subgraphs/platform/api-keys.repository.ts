@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { apiKeys, type ApiKeyRow } from './api-keys.tables.js';
 
 /** An API key as the control plane shows it: everything but the hash. */
@@ -30,21 +30,18 @@ export async function insert(db: Executor, values: typeof apiKeys.$inferInsert):
   return row;
 }
 
-const liveByHash = (db: Executor) =>
+const liveByHash = preparedOnce((db) =>
   db
     .select({ id: apiKeys.id, communityId: apiKeys.communityId, scopes: apiKeys.scopes, lastUsedAt: apiKeys.lastUsedAt })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, sql.placeholder('keyHash')), isNull(apiKeys.revokedAt)))
     .limit(1)
-    .prepare('platform_api_key_by_hash');
-/** Prepared once per database: this lookup runs on every Platform API request. */
-const prepared = new WeakMap<Executor, ReturnType<typeof liveByHash>>();
+    .prepare('platform_api_key_by_hash'),
+); // prepared once per database: this lookup runs on every Platform API request
 
 /** The unrevoked key with this SHA-256, if any (one index lookup). */
 export async function findLiveByHash(db: Executor, keyHash: string): Promise<LiveKey | undefined> {
-  let query = prepared.get(db);
-  if (!query) prepared.set(db, (query = liveByHash(db)));
-  const [row] = await query.execute({ keyHash });
+  const [row] = await liveByHash(db).execute({ keyHash });
   return row;
 }
 

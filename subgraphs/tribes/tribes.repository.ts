@@ -1,5 +1,5 @@
-import { desc, eq, ilike, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { desc, eq, ilike, sql } from 'drizzle-orm';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { communities, type Community } from './tribes.tables.js';
 
 export async function insertCommunity(db: Executor, values: typeof communities.$inferInsert): Promise<Community> {
@@ -7,9 +7,18 @@ export async function insertCommunity(db: Executor, values: typeof communities.$
   return row;
 }
 
+const byIds = preparedOnce((db) =>
+  db
+    .select()
+    .from(communities)
+    .where(sql`${communities.id} = any(${sql.placeholder('ids')}::uuid[])`)
+    .prepare('communities_by_ids'),
+);
+
+/** Communities by id (every Community entity batch): one array parameter, a statement prepared once per database. */
 export async function findByIds(db: Executor, ids: readonly string[]): Promise<Community[]> {
   if (ids.length === 0) return [];
-  return db.select().from(communities).where(inArray(communities.id, [...ids]));
+  return byIds(db).execute({ ids: [...ids] });
 }
 
 export async function findByHandle(db: Executor, handle: string): Promise<Community | undefined> {
