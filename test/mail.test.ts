@@ -168,7 +168,7 @@ describe('mail outbox', () => {
   describe('the Agenda worker', () => {
     it('runs mail.send and mail.digest as repeating jobs; a reset mail requested over GraphQL arrives by itself', async () => {
       const worker = await startService(
-        { SMTP_URL: sink.url, MAIL_FROM, WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '20000', MAIL_SEND_INTERVAL_MS: '200' },
+        { SMTP_URL: sink.url, MAIL_FROM, WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '2000', WEBHOOK_TIMEOUT_MS: '1000', MAIL_TIMEOUT_MS: '1000', MAIL_SEND_INTERVAL_MS: '200' },
         clock.clock,
       );
       try {
