@@ -167,6 +167,14 @@ describe('email tokens', () => {
       expect(await sqlRows(t, sql`select idp_subject from users where id = ${user.id}`)).toEqual([{ idp_subject: sub }]);
       expect(await sqlRows(t, sql`select count(*)::int as n from users where lower(email) = lower(${user.email})`)).toEqual([{ n: 1 }]);
     });
+
+    it('counts the email of a user provisioned from a verified identity-provider token as verified', async () => {
+      const u = unique();
+      const res = await me(await idpToken(`idp_${u}@example.com`, `idp|${u}`));
+      expect(res.status).toBe(200);
+      const graph = await t.api.post('/graphql').set('cookie', `__session=${await idpToken(`idp_${u}@example.com`, `idp|${u}`)}`).send({ query: Q.me });
+      expect(graph.body.data.me).toEqual({ id: res.body.user.id, email: `idp_${u}@example.com`, emailVerified: true });
+    });
   });
 
   describe('requestPasswordReset and resetPassword', () => {

@@ -329,6 +329,8 @@ export async function resolveIdpToken(app: AppDeps, token: string): Promise<stri
     // account someone else signed up with.
     if (existing.passwordHash && !existing.emailVerifiedAt) return null;
     await repo.linkIdpSubject(db, existing.id, payload.sub);
+    // The provider vouched for the address (email_verified): it counts as verified here too.
+    if (!existing.emailVerifiedAt) await repo.markEmailVerified(db, existing.id, existing.email, app.clock());
     return existing.id;
   }
   const base = (typeof payload.preferred_username === 'string' ? payload.preferred_username : mail.split('@')[0])
@@ -340,6 +342,7 @@ export async function resolveIdpToken(app: AppDeps, token: string): Promise<stri
     username: `${base.length >= 3 ? base : 'user'}_${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 6)}`,
     displayName: typeof payload.name === 'string' && payload.name.trim() ? payload.name.trim().slice(0, 80) : base,
     idpSubject: payload.sub,
+    emailVerifiedAt: app.clock(), // the provider vouched for it (email_verified)
   });
   return user.id;
 }
