@@ -1,5 +1,5 @@
 import { and, count, eq, gt, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
 /** A user as the rest of the code sees it; never carries the password hash. */
@@ -37,13 +37,13 @@ export async function insertUser(db: Executor, values: typeof users.$inferInsert
   return toUser(row);
 }
 
-const usersByIds = (db: Executor) =>
+const usersByIds = preparedOnce((db) =>
   db
     .select()
     .from(users)
     .where(sql`${users.id} = any(${sql.placeholder('ids')}::uuid[])`)
-    .prepare('identity_users_by_ids');
-const prepared = new WeakMap<Executor, ReturnType<typeof usersByIds>>();
+    .prepare('identity_users_by_ids'),
+);
 
 /**
  * Users by id (every User entity batch goes through here): one array parameter and a statement prepared once per
@@ -51,9 +51,7 @@ const prepared = new WeakMap<Executor, ReturnType<typeof usersByIds>>();
  */
 export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<User[]> {
   if (ids.length === 0) return [];
-  let query = prepared.get(db);
-  if (!query) prepared.set(db, (query = usersByIds(db)));
-  return (await query.execute({ ids: [...ids] })).map(toUser);
+  return (await usersByIds(db).execute({ ids: [...ids] })).map(toUser);
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<(User & { passwordHash: string | null }) | undefined> {
@@ -116,12 +114,17 @@ export async function insertSession(db: Executor, userId: string, tokenHash: str
 }
 
 /** The user and id of a live (not revoked, not expired) session. */
-export async function findLiveSession(db: Executor, tokenHash: string, now: Date): Promise<{ userId: string; sessionId: string } | undefined> {
-  const [row] = await db
+const liveSession = preparedOnce((db) =>
+  db
     .select({ userId: sessions.userId, sessionId: sessions.id })
     .from(sessions)
-    .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-    .limit(1);
+    .where(and(eq(sessions.tokenHash, sql.placeholder('tokenHash')), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql.placeholder('now'))))
+    .limit(1)
+    .prepare('identity_live_session'),
+);
+
+export async function findLiveSession(db: Executor, tokenHash: string, now: Date): Promise<{ userId: string; sessionId: string } | undefined> {
+  const [row] = await liveSession(db).execute({ tokenHash, now });
   return row;
 }
 
