@@ -12,6 +12,7 @@ import { createService } from '../server/service.js';
 import { MAIL_MAX_ATTEMPTS, enqueueMail, sendQueuedMail, type OutgoingMail } from '../subgraphs/mail/index.js';
 import { signupUser, unique } from './factory.js';
 import { SmtpSink, tokenIn } from './smtp.js';
+import { ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
 import { ManualClock, gql, ok, sqlRows, startService, testConfig, waitFor, type TestService } from './support.js';
 
 const MAIL_FROM = 'Tribes <no-reply@tribes.example>';
@@ -220,5 +221,27 @@ describe('mail without SMTP_URL', () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe('mail configuration', () => {
+  it('defaults to no SMTP (log and keep), a local From, and a public URL from HOST and PORT', () => {
+    const c = loadConfig({});
+    expect(c.mail).toEqual({ smtpUrl: undefined, from: 'Tribes <no-reply@localhost>', sendIntervalMs: 10_000, batchSize: 50, timeoutMs: 20_000, digestIntervalMs: 86_400_000 });
+    expect(c.publicUrl).toBe('http://localhost:4000');
+    expect(loadConfig({ HOST: '127.0.0.1', PORT: '8080' }).publicUrl).toBe('http://127.0.0.1:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://tribes.example/app/' }).publicUrl).toBe('https://tribes.example/app');
+    expect(loadConfig({ SMTP_URL: 'smtps://user:pass@mail.example:465' }).mail.smtpUrl).toBe('smtps://user:pass@mail.example:465');
+  });
+
+  it('names every bad mail variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ SMTP_URL: 'http://mail.example', PUBLIC_URL: 'ftp://x', MAIL_FROM: 'nobody', MAIL_BATCH_SIZE: '0' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    for (const name of ['SMTP_URL', 'PUBLIC_URL', 'MAIL_FROM', 'MAIL_BATCH_SIZE']) expect((error as Error).message).toContain(name);
   });
 });
