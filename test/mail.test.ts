@@ -131,6 +131,24 @@ describe('mail outbox', () => {
       expect(await rowTo(t, to)).toMatchObject({ status: 'sent', attempts: 2, last_error: null, text_body: null });
     });
 
+    it('retries a mail when the SMTP server cannot be reached at all, and sends it once it is back', async () => {
+      const to = address();
+      await queue({ to, subject: 'Server down' });
+      const down = await startService({ SMTP_URL: 'smtp://127.0.0.1:1', MAIL_TIMEOUT_MS: '2000' }, clock.clock);
+      try {
+        const result = await sendQueuedMail(down.deps);
+        expect(result.retrying).toBeGreaterThanOrEqual(1);
+      } finally {
+        await down.stop();
+      }
+      const row = await rowTo(t, to);
+      expect(row).toMatchObject({ status: 'pending', attempts: 1 });
+      expect(row.last_error).toMatch(/ECONNREFUSED|connect/i);
+      clock.advance(60_000);
+      await sendQueuedMail(t.deps);
+      expect(sink.to(to).map((m) => m.subject)).toEqual(['Server down']);
+    });
+
     it(`gives a mail up after the ${MAIL_MAX_ATTEMPTS}th failure (failed, body erased), waiting 1 m, 5 m, 30 m, 2 h, 6 h between`, async () => {
       const to = address();
       await queue({ to, subject: 'Doomed' });
