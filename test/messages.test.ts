@@ -70,7 +70,7 @@ describe('direct messages', () => {
 
     it('returns the existing 1:1 conversation to either side, also when both start it at once', async () => {
       const { users: [a, b] } = await tribeOf(2);
-      const results = await Promise.all([start(a, [b]), start(b, [a]), start(a, [b, b])]);
+      const results = await Promise.all([start(a, [b]), start(b, [a]), start(a, [b, b]), start(b, [a]), start(a, [b]), start(b, [a, b])]);
       const ids = results.map((r) => ok(r).startConversation.id);
       expect(new Set(ids).size).toBe(1);
       expect(await countOf(t, sql`select count(*)::int as n from conversations where created_by in (${a.id}, ${b.id})`)).toBe(1);
@@ -220,6 +220,18 @@ describe('direct messages', () => {
       const other = await started(x, [b]);
       const elsewhere = await sent(x, other.id, 'elsewhere');
       expect(failure(await gql(t, b, Q.read, { c: id, m: elsewhere.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found' });
+    });
+
+    it('numbers concurrent sends of both sides without gaps, and lists them in that order', async () => {
+      const { users: [a, b] } = await tribeOf(2);
+      const { id } = await started(a, [b]);
+      tick();
+      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i % 2 ? b : a, id, `c${i}`)));
+      for (const r of results) expect(r.errors).toBeUndefined();
+      const rows = await sqlRows<{ seq: number; id: string }>(t, sql`select seq::int as seq, id from direct_messages where conversation_id = ${id} order by seq`);
+      expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+      const listed = [...(await messagesOf(a, id, 10)).edges, ...(await messagesOf(a, id, 10, (await messagesOf(a, id, 10)).pageInfo.endCursor)).edges];
+      expect(listed.map((e: any) => e.node.id)).toEqual(rows.map((r) => r.id).reverse());
     });
 
     it("refuses a cursor of another list (another conversation's, the conversations list's, or changed) with invalid_cursor", async () => {

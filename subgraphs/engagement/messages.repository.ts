@@ -8,8 +8,8 @@ const anyOf = (ids: readonly string[]) => sql`any(${sql.param([...ids])}::uuid[]
 // ---- conversations ----
 
 /**
- * Inserts the 1:1 conversation of `pairKey` unless it exists, and returns it either way: the unique index on
- * `pair_key` arbitrates concurrent starts, so two calls for one pair always get the same row.
+ * Inserts the 1:1 conversation of `pairKey` unless it exists, and returns it either way, locked until the transaction
+ * ends: the unique index on `pair_key` arbitrates concurrent starts, so two calls for one pair always get the same row.
  */
 export async function upsertDirect(tx: Executor, pairKey: string, createdBy: string, at: Date): Promise<Conversation> {
   const [inserted] = await tx
@@ -18,7 +18,8 @@ export async function upsertDirect(tx: Executor, pairKey: string, createdBy: str
     .onConflictDoNothing({ target: conversations.pairKey, where: isNotNull(conversations.pairKey) })
     .returning();
   if (inserted) return inserted;
-  const [existing] = await tx.select().from(conversations).where(eq(conversations.pairKey, pairKey)).limit(1);
+  // Locked, so that concurrent starts of one pair then change its participants one after the other (no deadlock).
+  const [existing] = await tx.select().from(conversations).where(eq(conversations.pairKey, pairKey)).limit(1).for('update');
   return existing;
 }
 
