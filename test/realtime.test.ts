@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
+import WebSocket from 'ws';
 import { runInNewContext } from 'node:vm';
-import { consumeNotifications } from '../subgraphs/engagement/index.js';
+import { consumeNotifications, conversationAudience } from '../subgraphs/engagement/index.js';
 import { publish } from '../subgraphs/realtime/index.js';
-import { CLOSE_TOO_MANY_CONNECTIONS, CLOSE_UNAUTHORIZED, REALTIME_LIMITS } from '../gateway/src/subscriptions.js';
+import { attachSubscriptions, CLOSE_TOO_MANY_CONNECTIONS, CLOSE_UNAUTHORIZED, REALTIME_LIMITS } from '../gateway/src/subscriptions.js';
+import { webSocketAuth } from '../rest-facade/src/auth.js';
 import { accessToken, createTribe, join, signupUser, type TestUser } from './factory.js';
 import { gql, ok, startService, waitFor, type TestService } from './support.js';
 import { subscribe, wsConnect, type Received, type WsConnection } from './ws.js';
@@ -101,6 +105,48 @@ describe('GraphQL subscriptions over WebSocket', () => {
       const expected = { messageAdded: { id, body: 'hello both', author: { username: a.username }, conversation: { id: conversation.id } } };
       expect(viaCookie.events).toEqual([expected]);
       expect(viaBearer.events).toEqual([expected]);
+    });
+  });
+
+  describe('the credential, later', () => {
+    it('closes the socket with 4401 at the next push once its session was ended (credential re-checked before a push)', async () => {
+      // A second WebSocket server on the same service, re-checking the credential before every push.
+      const server = createServer((_req, res) => res.writeHead(404).end());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const strict = await attachSubscriptions(server, {
+        app: t.deps,
+        graph: t.graph,
+        authenticate: webSocketAuth(t.deps),
+        participantsOf: conversationAudience,
+        limits: { recheckCredentialMs: 0 },
+      });
+      try {
+        const { users, conversation } = await tribeWithConversation(2);
+        const [a, b] = users;
+        const conn = wsConnect(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`, { cookie: b.cookie });
+        open.push(conn);
+        const received = subscribe(conn, S.messages, { c: conversation.id });
+        await waitFor(() => strict.subscriptions === 1);
+        await send(a, conversation.id, 'while signed in');
+        await waitFor(() => received.events.length === 1);
+        expect((await t.api.post('/auth/logout').set('cookie', b.cookie)).status).toBeLessThan(300);
+        await send(a, conversation.id, 'after sign-out');
+        expect((await conn.closed).code).toBe(4401);
+        expect(received.events.map((e) => e.messageAdded.body)).toEqual(['while signed in']);
+        await waitFor(() => strict.subscriptions === 0 && strict.clients === 0, 5_000, 'the socket and its route to go');
+      } finally {
+        await strict.close();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it('answers an upgrade on another path with 404', async () => {
+      const res = await new Promise<number>((resolve) => {
+        const ws = new WebSocket(url.replace('/graphql', '/elsewhere'), 'graphql-transport-ws');
+        ws.on('unexpected-response', (_req, response) => resolve(response.statusCode ?? 0));
+        ws.on('error', () => undefined);
+      });
+      expect(res).toBe(404);
     });
   });
 

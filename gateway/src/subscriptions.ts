@@ -52,7 +52,7 @@ export const REALTIME_LIMITS = Object.freeze({
   recheckCredentialMs: 60_000,
 });
 
-export type RealtimeLimits = typeof REALTIME_LIMITS;
+export type RealtimeLimits = { readonly [K in keyof typeof REALTIME_LIMITS]: number };
 
 /** Close code of a connection without valid credentials (graphql-ws `Unauthorized`: clients do not retry it). */
 export const CLOSE_UNAUTHORIZED = CloseCode.Unauthorized; // 4401
