@@ -77,7 +77,11 @@ const participantsLoader = (ctx: RequestContext) =>
     new DataLoader<string, string[]>(async (ids) => {
       const rows = await repo.currentParticipants(ctx.app.database.db, ids);
       const byConversation = new Map<string, string[]>();
-      for (const r of rows) byConversation.set(r.conversationId, [...(byConversation.get(r.conversationId) ?? []), r.userId]);
+      for (const r of rows) {
+        const list = byConversation.get(r.conversationId);
+        if (list) list.push(r.userId);
+        else byConversation.set(r.conversationId, [r.userId]);
+      }
       return ids.map((id) => byConversation.get(id) ?? []);
     }),
   );
