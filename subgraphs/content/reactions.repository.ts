@@ -62,35 +62,28 @@ const onTargets = or(
 );
 const countsStatement = preparedOnce((db) =>
   db
-    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind, n: sql<number>`count(*)::int` })
+    .select({
+      postId: reactions.postId,
+      commentId: reactions.commentId,
+      kind: reactions.kind,
+      n: sql<number>`count(*)::int`,
+      mine: sql<boolean>`coalesce(bool_or(${reactions.userId} = ${sql.placeholder('viewerId')}::uuid), false)`,
+    })
     .from(reactions)
     .where(onTargets)
     .groupBy(reactions.postId, reactions.commentId, reactions.kind)
     .prepare('content_reaction_counts'),
 );
-const ofUserStatement = preparedOnce((db) =>
-  db
-    .select({ postId: reactions.postId, commentId: reactions.commentId, kind: reactions.kind })
-    .from(reactions)
-    .where(and(eq(reactions.userId, sql.placeholder('userId')), onTargets))
-    .prepare('content_reactions_of_user'),
-);
 
-/** Reaction counts per kind for every given post and comment, in one prepared statement (one array parameter each). */
+/**
+ * Reaction counts per kind for every given post and comment, and whether `viewerId` (null: nobody) is among each
+ * kind's reactors: one prepared statement, one array parameter each for posts and comments.
+ */
 export async function countsFor(
   db: Executor,
+  viewerId: string | null,
   postIds: readonly string[],
   commentIds: readonly string[],
-): Promise<Array<{ postId: string | null; commentId: string | null; kind: ReactionKind; n: number }>> {
-  return countsStatement(db).execute({ postIds: [...postIds], commentIds: [...commentIds] });
-}
-
-/** The user's own reactions on the given posts and comments, in one prepared statement. */
-export async function reactionsOfUser(
-  db: Executor,
-  userId: string,
-  postIds: readonly string[],
-  commentIds: readonly string[],
-): Promise<Array<{ postId: string | null; commentId: string | null; kind: ReactionKind }>> {
-  return ofUserStatement(db).execute({ userId, postIds: [...postIds], commentIds: [...commentIds] });
+): Promise<Array<{ postId: string | null; commentId: string | null; kind: ReactionKind; n: number; mine: boolean }>> {
+  return countsStatement(db).execute({ viewerId, postIds: [...postIds], commentIds: [...commentIds] });
 }

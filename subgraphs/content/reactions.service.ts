@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { type RequestContext, invalid, isUuid, notFound, requestScoped, requireUser, viewerLoader } from '../kernel/index.js';
+import { type RequestContext, invalid, isUuid, notFound, requestScoped, requireUser } from '../kernel/index.js';
 import { recordActivity, requireRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { bumpPostCounters } from './content.repository.js';
@@ -32,39 +32,34 @@ function idsOf(keys: readonly string[]): { postIds: string[]; commentIds: string
 
 const rowKey = (r: { postId: string | null; commentId: string | null }) => (r.postId ? `p:${r.postId}` : `c:${r.commentId}`);
 
-/** Counts per kind of every target loaded in this request, in one SQL statement. */
-const countsLoader = (ctx: RequestContext) =>
-  requestScoped(ctx, 'content.reactionCounts', () =>
-    new DataLoader<string, Map<ReactionKind, number>>(async (keys) => {
+/** What one target's reactions are: the count per kind, and the kind the viewer reacted with (null if none). */
+interface TargetReactions {
+  byKind: Map<ReactionKind, number>;
+  mine: ReactionKind | null;
+}
+
+/** Counts per kind and the viewer's own reaction for every target loaded in this request, in one SQL statement. */
+const reactionsLoader = (ctx: RequestContext) =>
+  requestScoped(ctx, 'content.reactions', () =>
+    new DataLoader<string, TargetReactions>(async (keys) => {
       const { postIds, commentIds } = idsOf(keys);
-      const byKey = new Map<string, Map<ReactionKind, number>>();
-      for (const r of await repo.countsFor(ctx.app.database.db, postIds, commentIds)) {
+      const byKey = new Map<string, TargetReactions>();
+      for (const r of await repo.countsFor(ctx.app.database.db, ctx.caller?.userId ?? null, postIds, commentIds)) {
         const key = rowKey(r);
-        if (!byKey.has(key)) byKey.set(key, new Map());
-        byKey.get(key)!.set(r.kind, r.n);
+        if (!byKey.has(key)) byKey.set(key, { byKind: new Map(), mine: null });
+        const target = byKey.get(key)!;
+        target.byKind.set(r.kind, r.n);
+        if (r.mine) target.mine = r.kind;
       }
-      return keys.map((k) => byKey.get(k) ?? new Map());
+      return keys.map((k) => byKey.get(k) ?? { byKind: new Map(), mine: null });
     }),
   );
 
-/** The viewer's own reaction on every target loaded in this request, in one more statement (none when anonymous). */
-const viewerReactionLoader = (ctx: RequestContext) =>
-  viewerLoader(
-    ctx,
-    'content.viewerReaction',
-    (userId, keys) => {
-      const { postIds, commentIds } = idsOf(keys);
-      return repo.reactionsOfUser(ctx.app.database.db, userId, postIds, commentIds);
-    },
-    rowKey,
-  );
-
-/** The reactions of a post or comment, batched with every other target of the request (two statements in all). */
+/** The reactions of a post or comment, batched with every other target of the request (one statement in all). */
 export async function reactionsOf(ctx: RequestContext, target: ReactionTargetRef): Promise<Reactions> {
-  const key = keyOf(target);
-  const [byKind, mine] = await Promise.all([countsLoader(ctx).load(key), viewerReactionLoader(ctx).load(key)]);
+  const { byKind, mine } = await reactionsLoader(ctx).load(keyOf(target));
   const counts = REACTION_KINDS.filter((kind) => (byKind.get(kind) ?? 0) > 0).map((kind) => ({ kind, count: byKind.get(kind)! }));
-  return { total: counts.reduce((sum, c) => sum + c.count, 0), counts, viewerReaction: mine?.kind ?? null };
+  return { total: counts.reduce((sum, c) => sum + c.count, 0), counts, viewerReaction: mine };
 }
 
 /** `{ postId | commentId }` with exactly one set, else `invalid_target`. */
@@ -108,8 +103,7 @@ async function resolveTarget(ctx: RequestContext, raw: { postId?: string | null;
 
 /** Forgets what this request loaded about a target after it changed. */
 function forget(ctx: RequestContext, ref: ReactionTargetRef): void {
-  countsLoader(ctx).clear(keyOf(ref));
-  viewerReactionLoader(ctx).clear(keyOf(ref));
+  reactionsLoader(ctx).clear(keyOf(ref));
 }
 
 /**
