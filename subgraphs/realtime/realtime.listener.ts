@@ -76,7 +76,7 @@ export async function listenForSignals(
   let timer: NodeJS.Timeout | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ ...options, application_name: 'svc realtime listener' } as pg.ClientConfig);
+    const next = new pg.Client({ ...options, application_name: `svc realtime listener ${process.pid}` } as pg.ClientConfig);
     next.on('notification', (message) => {
       if (message.channel === REALTIME_CHANNEL && message.payload !== undefined) deliver(message.payload);
     });
