@@ -227,6 +227,26 @@ describe('GraphQL subscriptions over WebSocket', () => {
       expect(updates.events.map((e) => e.conversationUpdated.lastMessage.body)).not.toContain('later');
     });
 
+    it('keeps the subscriber\'s alias, fragments and variables in what it pushes', async () => {
+      const { users, conversation } = await tribeWithConversation(2);
+      const [a, b] = users;
+      const conn = connect({ cookie: b.cookie });
+      const query = `subscription Live($c: ID!, $withAuthor: Boolean!) {
+          latest: messageAdded(conversationId: $c) { ...Parts author @include(if: $withAuthor) { ...Who } }
+        }
+        fragment Parts on Message { id text: body }
+        fragment Who on User { username }`;
+      const withAuthor = await listen(conn, query, { c: conversation.id, withAuthor: true });
+      const without = await listen(conn, query, { c: conversation.id, withAuthor: false });
+      const id = await send(a, conversation.id, 'shaped');
+      await waitFor(() => withAuthor.events.length === 1 && without.events.length === 1);
+      expect(withAuthor.events).toEqual([{ latest: { id, text: 'shaped', author: { username: a.username } } }]);
+      expect(without.events).toEqual([{ latest: { id, text: 'shaped' } }]);
+      const badVariable = subscribe(conn, query, { c: conversation.id, withAuthor: 'yes' });
+      await waitFor(() => badVariable.error !== null);
+      expect(badVariable.error[0].message).toMatch(/withAuthor/);
+    });
+
     it('refuses messageAdded on a conversation the subscriber is not in (NOT_FOUND) and an unknown field (validation)', async () => {
       const { conversation } = await tribeWithConversation(2);
       const stranger = await signupUser(t);
