@@ -37,6 +37,8 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     NotificationPreference: './notifications.service.js#PreferenceView',
     Conversation: './messages.tables.js#Conversation',
     Message: './messages.tables.js#Message',
+    SupportTicket: './support.tables.js#SupportTicket',
+    SupportTicketReply: './support.tables.js#SupportReply',
   },
   courses: {
     Course: './courses.tables.js#Course',

@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { Notification as NotificationModel } from './notifications.tables.js';
 import type { PreferenceView as PreferenceViewModel } from './notifications.service.js';
 import type { Conversation as ConversationModel, Message as MessageModel } from './messages.tables.js';
+import type { SupportTicket as SupportTicketModel, SupportReply as SupportReplyModel } from './support.tables.js';
 import type { RequestContext } from '../kernel/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -174,6 +175,13 @@ export type Query = {
   message?: Maybe<Message>;
   /** The viewer's unread notifications and direct messages, in one read. */
   unreadCounts: UnreadCounts;
+  /**
+   * The viewer's support tickets, newest first (first: 1 to 50, default 20); `status` filters. Platform staff see every
+   * user's tickets.
+   */
+  supportTickets: SupportTicketConnection;
+  /** A support ticket of the viewer (staff: any ticket); NOT_FOUND otherwise. */
+  supportTicket: SupportTicket;
 };
 
 
@@ -208,6 +216,18 @@ export type QueryMessagesArgs = {
 
 
 export type QueryMessageArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QuerySupportTicketsArgs = {
+  status?: InputMaybe<SupportTicketStatus>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySupportTicketArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -249,6 +269,21 @@ export type Mutation = {
   blockUser: Scalars['Boolean']['output'];
   /** Removes a block. True when there was one. */
   unblockUser: Scalars['Boolean']['output'];
+  /**
+   * Opens a support ticket of the viewer: subject 1 to 200 characters, body 1 to 10,000, optionally about a tribe
+   * (communityId). Status OPEN.
+   */
+  openSupportTicket: SupportTicket;
+  /**
+   * Replies on a ticket (1 to 10,000 characters) and returns it. The author's reply reopens a PENDING or RESOLVED
+   * ticket; a staff reply on an OPEN ticket makes it PENDING. A CLOSED ticket is refused (CONFLICT, reason ticket_closed).
+   */
+  replyToTicket: SupportTicket;
+  /**
+   * Sets a ticket's status. Platform staff set any status; the ticket's author may only mark it RESOLVED or CLOSED
+   * (FORBIDDEN otherwise; reopening is by replying).
+   */
+  setTicketStatus: SupportTicket;
 };
 
 
@@ -309,6 +344,26 @@ export type MutationBlockUserArgs = {
 
 export type MutationUnblockUserArgs = {
   userId: Scalars['ID']['input'];
+};
+
+
+export type MutationOpenSupportTicketArgs = {
+  subject: Scalars['String']['input'];
+  body: Scalars['String']['input'];
+  category: SupportTicketCategory;
+  communityId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type MutationReplyToTicketArgs = {
+  ticketId: Scalars['ID']['input'];
+  body: Scalars['String']['input'];
+};
+
+
+export type MutationSetTicketStatusArgs = {
+  ticketId: Scalars['ID']['input'];
+  status: SupportTicketStatus;
 };
 
 /**
@@ -378,6 +433,75 @@ export type UnreadCounts = {
   notifications: Scalars['Int']['output'];
   /** Unread direct messages over the viewer's conversations (the sum of `Conversation.unreadCount`). */
   messages: Scalars['Int']['output'];
+};
+
+/** What a support ticket is about. */
+export type SupportTicketCategory =
+  | 'ACCOUNT'
+  | 'BILLING'
+  | 'BUG'
+  | 'ABUSE'
+  | 'OTHER';
+
+/**
+ * Where a ticket stands: OPEN (waiting on support) → PENDING (waiting on the user) → RESOLVED → CLOSED. The user's reply
+ * on a PENDING or RESOLVED ticket makes it OPEN again; a staff reply on an OPEN ticket makes it PENDING. A CLOSED ticket
+ * takes no more replies.
+ */
+export type SupportTicketStatus =
+  | 'OPEN'
+  | 'PENDING'
+  | 'RESOLVED'
+  | 'CLOSED';
+
+/**
+ * A support ticket. Only the user who opened it and platform staff read it: for anyone else it does not exist
+ * (NOT_FOUND).
+ */
+export type SupportTicket = {
+  __typename?: 'SupportTicket';
+  id: Scalars['ID']['output'];
+  /** Who opened it. */
+  author: User;
+  /** The tribe it is about, when the user named one. */
+  community?: Maybe<Community>;
+  category: SupportTicketCategory;
+  subject: Scalars['String']['output'];
+  /** The first message, plain text as written. */
+  body: Scalars['String']['output'];
+  status: SupportTicketStatus;
+  /** The replies after the first message, oldest first. */
+  replies: Array<SupportTicketReply>;
+  createdAt: Scalars['DateTime']['output'];
+  /** The latest reply or status change. */
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+/** A reply on a support ticket, by its author or by platform staff. */
+export type SupportTicketReply = {
+  __typename?: 'SupportTicketReply';
+  id: Scalars['ID']['output'];
+  /** Null when the account is gone. */
+  author?: Maybe<User>;
+  /** Written by platform staff. */
+  fromStaff: Scalars['Boolean']['output'];
+  /** Plain text as written. */
+  body: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+};
+
+/** A page of support tickets, newest first, Relay style. */
+export type SupportTicketConnection = {
+  __typename?: 'SupportTicketConnection';
+  edges: Array<SupportTicketEdge>;
+  pageInfo: PageInfo;
+};
+
+export type SupportTicketEdge = {
+  __typename?: 'SupportTicketEdge';
+  node: SupportTicket;
+  /** Opaque; pass it as `after` to continue after this ticket. Valid only for the list it came from. */
+  cursor: Scalars['String']['output'];
 };
 
 
@@ -506,6 +630,12 @@ export type ResolversTypes = {
   MessageConnection: ResolverTypeWrapper<Omit<MessageConnection, 'edges'> & { edges: Array<ResolversTypes['MessageEdge']> }>;
   MessageEdge: ResolverTypeWrapper<Omit<MessageEdge, 'node'> & { node: ResolversTypes['Message'] }>;
   UnreadCounts: ResolverTypeWrapper<UnreadCounts>;
+  SupportTicketCategory: SupportTicketCategory;
+  SupportTicketStatus: SupportTicketStatus;
+  SupportTicket: ResolverTypeWrapper<SupportTicketModel>;
+  SupportTicketReply: ResolverTypeWrapper<SupportReplyModel>;
+  SupportTicketConnection: ResolverTypeWrapper<Omit<SupportTicketConnection, 'edges'> & { edges: Array<ResolversTypes['SupportTicketEdge']> }>;
+  SupportTicketEdge: ResolverTypeWrapper<Omit<SupportTicketEdge, 'node'> & { node: ResolversTypes['SupportTicket'] }>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -536,6 +666,10 @@ export type ResolversParentTypes = {
   MessageConnection: Omit<MessageConnection, 'edges'> & { edges: Array<ResolversParentTypes['MessageEdge']> };
   MessageEdge: Omit<MessageEdge, 'node'> & { node: ResolversParentTypes['Message'] };
   UnreadCounts: UnreadCounts;
+  SupportTicket: SupportTicketModel;
+  SupportTicketReply: SupportReplyModel;
+  SupportTicketConnection: Omit<SupportTicketConnection, 'edges'> & { edges: Array<ResolversParentTypes['SupportTicketEdge']> };
+  SupportTicketEdge: Omit<SupportTicketEdge, 'node'> & { node: ResolversParentTypes['SupportTicket'] };
 };
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
@@ -622,6 +756,8 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   messages?: Resolver<ResolversTypes['MessageConnection'], ParentType, ContextType, RequireFields<QueryMessagesArgs, 'conversationId'>>;
   message?: Resolver<Maybe<ResolversTypes['Message']>, ParentType, ContextType, RequireFields<QueryMessageArgs, 'id'>>;
   unreadCounts?: Resolver<ResolversTypes['UnreadCounts'], ParentType, ContextType>;
+  supportTickets?: Resolver<ResolversTypes['SupportTicketConnection'], ParentType, ContextType, Partial<QuerySupportTicketsArgs>>;
+  supportTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<QuerySupportTicketArgs, 'id'>>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -636,6 +772,9 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   leaveConversation?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationLeaveConversationArgs, 'conversationId'>>;
   blockUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationBlockUserArgs, 'userId'>>;
   unblockUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationUnblockUserArgs, 'userId'>>;
+  openSupportTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationOpenSupportTicketArgs, 'subject' | 'body' | 'category'>>;
+  replyToTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationReplyToTicketArgs, 'ticketId' | 'body'>>;
+  setTicketStatus?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationSetTicketStatusArgs, 'ticketId' | 'status'>>;
 };
 
 export type ConversationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Conversation'] = ResolversParentTypes['Conversation'], FederationReferenceType extends FederationReferenceTypes['Conversation'] = FederationReferenceTypes['Conversation']> = {
@@ -684,6 +823,37 @@ export type UnreadCountsResolvers<ContextType = RequestContext, ParentType exten
   messages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type SupportTicketResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SupportTicket'] = ResolversParentTypes['SupportTicket']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  author?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  community?: Resolver<Maybe<ResolversTypes['Community']>, ParentType, ContextType>;
+  category?: Resolver<ResolversTypes['SupportTicketCategory'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['SupportTicketStatus'], ParentType, ContextType>;
+  replies?: Resolver<Array<ResolversTypes['SupportTicketReply']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type SupportTicketReplyResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SupportTicketReply'] = ResolversParentTypes['SupportTicketReply']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  author?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  fromStaff?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type SupportTicketConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SupportTicketConnection'] = ResolversParentTypes['SupportTicketConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['SupportTicketEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type SupportTicketEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['SupportTicketEdge'] = ResolversParentTypes['SupportTicketEdge']> = {
+  node?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   User?: UserResolvers<ContextType>;
@@ -706,5 +876,9 @@ export type Resolvers<ContextType = RequestContext> = {
   MessageConnection?: MessageConnectionResolvers<ContextType>;
   MessageEdge?: MessageEdgeResolvers<ContextType>;
   UnreadCounts?: UnreadCountsResolvers<ContextType>;
+  SupportTicket?: SupportTicketResolvers<ContextType>;
+  SupportTicketReply?: SupportTicketReplyResolvers<ContextType>;
+  SupportTicketConnection?: SupportTicketConnectionResolvers<ContextType>;
+  SupportTicketEdge?: SupportTicketEdgeResolvers<ContextType>;
 };
 

@@ -3,6 +3,7 @@ import type { Resolvers } from './engagement.generated.js';
 import { messagesResolvers } from './messages.resolvers.js';
 import { notificationsResolvers } from './notifications.resolvers.js';
 import { realtimeResolvers } from './realtime.resolvers.js';
+import { supportResolvers } from './support.resolvers.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
@@ -11,6 +12,7 @@ export const resolvers: Resolvers = {
   DateTime,
   ...notificationsResolvers,
   ...messagesResolvers,
-  Query: { ...notificationsResolvers.Query, ...messagesResolvers.Query, ...realtimeResolvers.Query },
-  Mutation: { ...notificationsResolvers.Mutation, ...messagesResolvers.Mutation },
+  ...supportResolvers,
+  Query: { ...notificationsResolvers.Query, ...messagesResolvers.Query, ...realtimeResolvers.Query, ...supportResolvers.Query },
+  Mutation: { ...notificationsResolvers.Mutation, ...messagesResolvers.Mutation, ...supportResolvers.Mutation },
 };
