@@ -254,12 +254,6 @@ export async function existingFanouts(db: Executor, dedupeKeys: readonly string[
 
 // ---- email digest ----
 
-/** An unread notification as the digest lists it. */
-export interface DigestRow {
-  userId: string;
-  notification: Notification;
-}
-
 /**
  * Unread notifications updated after `since` of the kinds whose EMAIL preference is on for their recipient (their
  * preference, else the default), for at most `userLimit` recipients in user-id order after `afterUserId`; each
@@ -270,10 +264,13 @@ export async function unreadForEmail(
   opts: { since: Date; afterUserId: string | null; userLimit: number; perUser: number },
 ): Promise<Notification[]> {
   const emailDefaults = NOTIFICATION_KINDS.filter((k) => DEFAULT_PREFERENCES[k].email);
+  const emailOn = sql`coalesce((select p.enabled from notification_preferences p
+                                 where p.user_id = n.user_id and p.kind = n.kind and p.channel = 'email'),
+                               n.kind = any(${sql.param(emailDefaults)}::text[]))`;
   const result = await db.execute(sql`
     with recipients as (
       select distinct n.user_id from notifications n
-       where n.read_at is null and n.updated_at > ${iso(opts.since)}
+       where n.read_at is null and n.updated_at > ${iso(opts.since)} and ${emailOn}
          ${opts.afterUserId ? sql`and n.user_id > ${opts.afterUserId}::uuid` : sql``}
        order by n.user_id
        limit ${opts.userLimit}
@@ -281,10 +278,7 @@ export async function unreadForEmail(
     select x.* from recipients r
     cross join lateral (
       select n.* from notifications n
-       where n.user_id = r.user_id and n.read_at is null and n.updated_at > ${iso(opts.since)}
-         and coalesce((select p.enabled from notification_preferences p
-                        where p.user_id = n.user_id and p.kind = n.kind and p.channel = 'email'),
-                      n.kind = any(${sql.param(emailDefaults)}::text[]))
+       where n.user_id = r.user_id and n.read_at is null and n.updated_at > ${iso(opts.since)} and ${emailOn}
        order by n.updated_at desc, n.id desc
        limit ${opts.perUser}
     ) x

@@ -262,9 +262,9 @@ export interface DigestEntry {
 
 /**
  * For the daily digest: recipients (at most `userLimit`, in user-id order after `afterUserId`: page with the last
- * `userId`) with unread notifications updated after `since` of the kinds whose EMAIL preference is on for them, each
- * with at most `perUser` of them, newest first. One statement per page. Tribe membership is not re-checked here: a
- * notification of a tribe the recipient left is removed from the digest only by `visibleForDigest`.
+ * `userId` until a page is empty) with unread notifications updated after `since` of the kinds whose EMAIL preference
+ * is on for them, each with at most `perUser` of them, newest first. One statement per page. Tribe membership is not
+ * checked here (the members domain's tables are not read by SQL): filter by the recipient's tribes (`viewerTribes`).
  */
 export async function unreadForEmailDigest(
   db: Executor,
