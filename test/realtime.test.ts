@@ -293,6 +293,20 @@ describe('GraphQL subscriptions over WebSocket', () => {
   });
 
   describe('resources', () => {
+    it('frees a subscription\'s route when the client completes it, the socket staying open', async () => {
+      const user = await signupUser(t);
+      const conn = connect({ cookie: user.cookie });
+      const before = live().subscriptions;
+      const unread = await listen(conn, S.unread);
+      const notifications = await listen(conn, S.notifications);
+      expect(live().subscriptions).toBe(before + 2);
+      unread.stop();
+      await waitFor(() => live().subscriptions === before + 1, 5_000, 'the completed subscription to go');
+      notifications.stop();
+      await waitFor(() => live().subscriptions === before, 5_000, 'the second one to go');
+      expect(await Promise.race([conn.closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('open'), 200))])).toBe('open');
+    });
+
     it('frees every router entry and socket after 1,000 connect, subscribe, disconnect cycles (heap within a bound)', async () => {
       const { users, conversation } = await tribeWithConversation(2);
       const [a, b] = users;
