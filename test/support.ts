@@ -32,6 +32,8 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     DATABASE_POOL_SIZE: '5',
     // No background worker unless a test asks for one: a worker drains every tribe's deliveries in the database.
     WORKER_ENABLED: 'false',
+    // Tests create many posts and comments a second as one user; test/posting-limits.test.ts sets the limit it tests.
+    POSTING_RATE_LIMIT_PER_MINUTE: '1000000',
     ...overrides,
   });
 }

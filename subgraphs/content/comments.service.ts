@@ -8,6 +8,7 @@ import { bumpPostCounters } from './content.repository.js';
 import { cleanBody, getPost } from './content.service.js';
 import type { Comment } from './content.tables.js';
 import { clearCommentMentions, syncMentions } from './mentions.service.js';
+import { requireUnderPostingLimit } from './posting-limit.js';
 
 const commentText = text({ max: 50_000 });
 const commentInput = z.object({
@@ -47,6 +48,7 @@ export async function createComment(
   const body = cleanBody(input.content);
   const now = ctx.app.clock();
   return ctx.app.database.db.transaction(async (tx) => {
+    await requireUnderPostingLimit(ctx, tx, userId, now);
     let recipientUserId = post.authorId;
     if (input.parentId) {
       // Locked so that a concurrent delete of the parent waits for this reply (and then leaves a tombstone).

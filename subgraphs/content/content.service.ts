@@ -22,6 +22,7 @@ import { RANK, recordActivity, requireRole, requireView, viewerRole, type Role }
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
+import { requireUnderPostingLimit } from './posting-limit.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
 export type { Comment, Post } from './content.tables.js';
@@ -134,6 +135,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   const now = ctx.app.clock();
   const status = input.status ?? 'published';
   return ctx.app.database.db.transaction(async (tx) => {
+    await requireUnderPostingLimit(ctx, tx, userId, now);
     const post = await repo.insertPost(tx, {
       communityId: community.id,
       authorId: userId,

@@ -83,6 +83,7 @@ const schema = z
     MAIL_BATCH_SIZE: int(1, 10_000).default(50),
     MAIL_TIMEOUT_MS: int(100, 120_000).default(20_000),
     DIGEST_INTERVAL_MS: int(1_000, 7 * 24 * 3_600_000).default(24 * 3_600_000),
+    POSTING_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(30),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -143,6 +144,11 @@ export interface AppConfig {
   /** Where users reach the service: links in mail (`PUBLIC_URL`, else `http://<HOST or localhost>:<PORT>`), no trailing slash. */
   publicUrl: string;
   mail: MailConfig;
+  /**
+   * `POSTING_RATE_LIMIT_PER_MINUTE`: posts and comments one user may create in any 60 seconds, across tribes and
+   * processes (default 30); past it, RATE_LIMITED (GraphQL) or 429 with `Retry-After` (resource API).
+   */
+  posting: { perMinute: number };
 }
 
 /** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
@@ -267,6 +273,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.MAIL_TIMEOUT_MS,
       digestIntervalMs: e.DIGEST_INTERVAL_MS,
     }),
+    posting: Object.freeze({ perMinute: e.POSTING_RATE_LIMIT_PER_MINUTE }),
   });
 }
 
