@@ -31,7 +31,12 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
   },
   commerce: { Order: './commerce.tables.js#Order' },
   communities: {},
-  content: { Post: './content.tables.js#Post', Comment: './content.tables.js#Comment' },
+  content: {
+    Post: './content.tables.js#Post',
+    Comment: './content.tables.js#Comment',
+    ModerationSettings: './automod.service.js#ModerationSettings',
+    HeldContent: './automod.service.js#HeldItem',
+  },
   engagement: {
     Notification: './notifications.tables.js#Notification',
     NotificationPreference: './notifications.service.js#PreferenceView',

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { comments, type Comment } from './content.tables.js';
 
@@ -21,12 +21,17 @@ export async function lockComment(tx: Executor, id: string, mode: 'update' | 'sh
   return row;
 }
 
-/** Comments of a post, tombstones included, oldest first. */
-export async function listComments(db: Executor, postId: string, limit: number, offset: number): Promise<Comment[]> {
+/**
+ * Comments of a post, tombstones included, oldest first. Comments automod holds for review: all with `all`, else only
+ * those of the author `heldVisibleTo` (none when null).
+ */
+export async function listComments(db: Executor, postId: string, heldVisibleTo: 'all' | string | null, limit: number, offset: number): Promise<Comment[]> {
+  const published = eq(comments.status, 'published');
+  const held = heldVisibleTo === 'all' ? undefined : heldVisibleTo ? or(published, eq(comments.authorId, heldVisibleTo)) : published;
   return db
     .select()
     .from(comments)
-    .where(eq(comments.postId, postId))
+    .where(and(eq(comments.postId, postId), held))
     .orderBy(asc(comments.createdAt), asc(comments.id))
     .limit(limit)
     .offset(offset);

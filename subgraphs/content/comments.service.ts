@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { type RequestContext, forbidden, invalid, isUuid, notFound, paging, parseInput, toPage, type Page, text } from '../kernel/index.js';
-import { RANK, recordActivity, requireRole } from '../members/index.js';
+import { RANK, recordActivity, requireRole, viewerRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as comments from './comments.repository.js';
 import { bumpPostCounters } from './content.repository.js';
@@ -9,6 +9,7 @@ import { cleanBody, getPost } from './content.service.js';
 import type { Comment } from './content.tables.js';
 import { clearCommentMentions, syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
+import { screenComment } from './automod.service.js';
 
 const commentText = text({ max: 50_000 });
 const commentInput = z.object({
@@ -26,7 +27,10 @@ export async function listComments(
 ): Promise<Page<Comment>> {
   const post = await getPost(ctx, postId, communityId);
   const p = paging(raw.page, raw.perPage);
-  return toPage(await comments.listComments(ctx.app.database.db, post.id, p.perPage + 1, p.offset), p);
+  // Comments automod holds: moderators and above see them all, their author their own.
+  const role = await viewerRole(ctx, post.communityId);
+  const heldVisibleTo = role && RANK[role] >= RANK.moderator ? 'all' : (ctx.caller?.userId ?? null);
+  return toPage(await comments.listComments(ctx.app.database.db, post.id, heldVisibleTo, p.perPage + 1, p.offset), p);
 }
 
 /**
@@ -47,6 +51,7 @@ export async function createComment(
   if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
   const body = cleanBody(input.content);
   const now = ctx.app.clock();
+  const screened = await screenComment(ctx, post.communityId, body);
   return ctx.app.database.db.transaction(async (tx) => {
     await requireUnderPostingLimit(ctx, tx, userId, now);
     let recipientUserId = post.authorId;
@@ -55,6 +60,7 @@ export async function createComment(
       const parent = await comments.lockComment(tx, input.parentId, 'share');
       if (!parent || parent.postId !== post.id) throw invalid('invalid_parent', 'parent_id must be a comment of the same post.');
       if (parent.deletedAt) throw invalid('invalid_parent', 'parent_id names a deleted comment, which takes no replies.');
+      if (parent.status !== 'published') throw invalid('invalid_parent', 'parent_id names a comment held for review, which takes no replies yet.');
       recipientUserId = parent.authorId;
     }
     const comment = await comments.insertComment(tx, {
@@ -64,9 +70,12 @@ export async function createComment(
       parentId: input.parentId ?? null,
       body,
       createdAt: now,
+      ...(screened.held ? { status: 'pending_review' as const, heldReason: screened.reason } : {}),
     });
-    await bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
     await recordActivity(tx, post.communityId, userId, now);
+    // A held comment counts, mentions and notifies when a moderator approves it (automod.service.ts announceComment).
+    if (screened.held) return comment;
+    await bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
     await syncMentions(tx, { communityId: post.communityId, postId: post.id, commentId: comment.id, authorId: userId, html: body }, now, true);
     if (recipientUserId && recipientUserId !== userId) {
       await emitEvent(tx, post.communityId, 'comment.replied', {

@@ -1,4 +1,5 @@
 import { DateTime, loadTypeDefs, nonNull, ref } from '../kernel/graphql.js';
+import { automodResolvers } from './automod.resolvers.js';
 import * as comments from './comments.service.js';
 import * as service from './content.service.js';
 import * as feed from './feed.service.js';
@@ -19,6 +20,7 @@ export const resolvers: Resolvers = {
     homeFeed: (_, a, ctx) => feed.homeFeed(ctx, a),
     communityFeed: (_, a, ctx) => feed.communityFeed(ctx, a.communityId, a),
     search: (_, a, ctx) => searching.search(ctx, a),
+    ...automodResolvers.Query,
   },
   Mutation: {
     createPost: (_, a, ctx) => service.createPost(ctx, a.communityId, a.input),
@@ -29,7 +31,10 @@ export const resolvers: Resolvers = {
     deleteComment: (_, a, ctx) => comments.deleteComment(ctx, a.communityId, a.id),
     react: (_, a, ctx) => reactions.react(ctx, a.target, a.kind),
     unreact: (_, a, ctx) => reactions.unreact(ctx, a.target),
+    ...automodResolvers.Mutation,
   },
+  ModerationSettings: automodResolvers.ModerationSettings,
+  HeldContent: automodResolvers.HeldContent,
   Post: {
     __resolveReference: (r, ctx) => service.postById(ctx, r.id),
     community: (p) => ref('Community', p.communityId),

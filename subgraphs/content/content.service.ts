@@ -23,6 +23,7 @@ import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
+import { screenPost } from './automod.service.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
 export type { Comment, Post } from './content.tables.js';
@@ -133,7 +134,10 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
   const body = cleanBody(input.content);
   const now = ctx.app.clock();
-  const status = input.status ?? 'published';
+  // Automod: refuses a new member's post past the tribe's limit; holds a published post it flags for review.
+  const screened = await screenPost(ctx, community.id, userId, role, body, now);
+  const requested = input.status ?? 'published';
+  const status = requested === 'published' && screened.held ? 'pending_review' : requested;
   return ctx.app.database.db.transaction(async (tx) => {
     await requireUnderPostingLimit(ctx, tx, userId, now);
     const post = await repo.insertPost(tx, {
@@ -143,6 +147,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       mediaUrls: input.mediaUrls ?? [],
       visibility: input.visibility ?? 'public',
       status,
+      heldReason: status === 'pending_review' && screened.held ? screened.reason : null,
       pinnedAt: input.isPinned ? now : null,
       publishedAt: status === 'published' ? now : null,
       ...(status === 'published' ? repo.publishedScores(now) : {}),
@@ -150,7 +155,10 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       updatedAt: now,
     });
     await recordActivity(tx, community.id, userId, now);
-    await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: userId, html: body }, now, true);
+    // A held post's mentions are resolved (and announced) when a moderator approves it.
+    if (status !== 'pending_review') {
+      await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: userId, html: body }, now, true);
+    }
     if (status === 'published') {
       await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
     }
@@ -171,13 +179,22 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   const editsBody = input.content !== undefined || input.mediaUrls !== undefined || input.visibility !== undefined || input.status !== undefined;
   if (editsBody && !isAuthor) throw forbidden('Only the author edits a post.');
   if (input.isPinned !== undefined && !isModerator) throw forbidden('Pinning posts needs the moderator role or above.');
+  if (post.status === 'pending_review' && input.status !== undefined) {
+    throw invalid('held_for_review', 'status: this post waits for a moderator\'s review, who publishes or rejects it.');
+  }
+  // Automod screens a draft being published as it screens a new post (without counting it again).
+  const screened =
+    input.status === 'published' && post.status === 'draft'
+      ? await screenPost(ctx, post.communityId, userId, role, input.content !== undefined ? cleanBody(input.content) : post.body, ctx.app.clock(), { newPost: false })
+      : ({ held: false } as const);
   const patch: Partial<Post> = {};
   if (input.content !== undefined) patch.body = cleanBody(input.content);
   if (input.mediaUrls !== undefined) patch.mediaUrls = input.mediaUrls;
   if (input.visibility !== undefined) patch.visibility = input.visibility;
   if (input.status !== undefined) {
-    patch.status = input.status;
-    if (input.status === 'published' && !post.publishedAt) {
+    patch.status = screened.held ? 'pending_review' : input.status;
+    if (screened.held) patch.heldReason = screened.reason;
+    if (input.status === 'published' && !post.publishedAt && !screened.held) {
       const now = ctx.app.clock();
       Object.assign(patch, { publishedAt: now, ...repo.publishedScores(now) });
     }

@@ -7,7 +7,8 @@ export const posts = pgTable('posts', {
   body: text('body').notNull(),
   mediaUrls: text('media_urls').array().notNull().default([]),
   visibility: text('visibility').$type<Visibility>().notNull().default('public'),
-  status: text('status').$type<PostStatus>().notNull().default('published'),
+  /** `pending_review` while automod holds the post (automod.service.ts); authors set only `POST_STATUSES`. */
+  status: text('status').$type<PostStatus | HeldStatus>().notNull().default('published'),
   pinnedAt: timestamp('pinned_at', { withTimezone: true }),
   publishedAt: timestamp('published_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -18,6 +19,8 @@ export const posts = pgTable('posts', {
   hotScore: doublePrecision('hot_score').notNull().default(0),
   /** Orders ACTIVE: the latest comment, else the publication. */
   activeAt: timestamp('active_at', { withTimezone: true }),
+  /** Why automod holds the post (`blocked_word`, `blocked_domain`, `approval_required`); null once published. */
+  heldReason: text('held_reason'),
 });
 
 export const comments = pgTable('comments', {
@@ -31,6 +34,9 @@ export const comments = pgTable('comments', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }),
   deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  /** `pending_review` while automod holds the comment: its author and the tribe's moderators see it, nobody else. */
+  status: text('status').$type<'published' | HeldStatus>().notNull().default('published'),
+  heldReason: text('held_reason'),
   reactionCount: integer('reaction_count').notNull().default(0),
 });
 
@@ -38,5 +44,7 @@ export const VISIBILITIES = ['public', 'members', 'paid'] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 export const POST_STATUSES = ['published', 'draft'] as const;
 export type PostStatus = (typeof POST_STATUSES)[number];
+/** The status of a post or comment automod holds for review (migration 0015). */
+export type HeldStatus = 'pending_review';
 export type Post = typeof posts.$inferSelect;
 export type Comment = typeof comments.$inferSelect;

@@ -87,7 +87,7 @@ export function searchSql(req: SearchRequest): SQL {
         union all
         (select 'comment'::text as kind, c.id, c.post_id, ts_rank(c.search, ${tsq})::float8 as rank
         from comments c join posts p on p.id = c.post_id
-        where c.search @@ ${tsq} and c.deleted_at is null and c.community_id = any(${uuids(req.communityIds)}) and ${visible}
+        where c.search @@ ${tsq} and c.deleted_at is null and c.status = 'published' and c.community_id = any(${uuids(req.communityIds)}) and ${visible}
         ${cap})
       ) u
       ${after}

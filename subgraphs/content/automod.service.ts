@@ -1,0 +1,268 @@
+import { z } from 'zod';
+import type { Executor } from '../../db/src/index.js';
+import { getCommunity } from '../communities/index.js';
+import {
+  type Connection,
+  type RequestContext,
+  isTimeAndId,
+  isUuid,
+  notFound,
+  pageRequest,
+  parseInput,
+  rateLimited,
+  text,
+  toConnection,
+} from '../kernel/index.js';
+import { getMember, RANK, requireRole, viewerRole, type Role } from '../members/index.js';
+import { emitEvent } from '../outbox/index.js';
+import { AUTOMOD_LIMITS, findBlockedDomain, findBlockedWord, normaliseDomain, normaliseWords, type HeldReason } from './automod.js';
+import * as repo from './automod.repository.js';
+import * as comments from './comments.repository.js';
+import { bumpPostCounters, deletePost, findPostsByIds, publishedScores } from './content.repository.js';
+import type { Comment, Post } from './content.tables.js';
+import { syncMentions } from './mentions.service.js';
+
+export type { HeldReason } from './automod.js';
+
+/** A tribe's automod settings as the web app shows them. */
+export interface ModerationSettings {
+  communityId: string;
+  blockedWords: string[];
+  blockedDomains: string[];
+  newMemberPostLimit: number;
+  requireApproval: boolean;
+  updatedAt: Date | null;
+}
+
+/** The settings of a tribe that never changed them. */
+export const DEFAULT_MODERATION_SETTINGS = Object.freeze({
+  blockedWords: [] as string[],
+  blockedDomains: [] as string[],
+  newMemberPostLimit: 3,
+  requireApproval: false,
+});
+
+/** How long a member counts as new in a tribe (the window of `newMemberPostLimit`). */
+export const NEW_MEMBER_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+async function settingsOf(db: Executor, communityId: string): Promise<ModerationSettings> {
+  const row = await repo.findSettings(db, communityId);
+  if (!row) return { communityId, ...DEFAULT_MODERATION_SETTINGS, blockedWords: [], blockedDomains: [], updatedAt: null };
+  return {
+    communityId,
+    blockedWords: row.blockedWords,
+    blockedDomains: row.blockedDomains,
+    newMemberPostLimit: row.newMemberPostLimit,
+    requireApproval: row.requireApproval,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** A tribe's automod settings: moderators and above read them. */
+export async function moderationSettings(ctx: RequestContext, communityId: string): Promise<ModerationSettings> {
+  const community = await getCommunity(ctx, communityId);
+  await requireRole(ctx, community.id, 'moderator');
+  return settingsOf(ctx.app.database.db, community.id);
+}
+
+const entry = text({ max: AUTOMOD_LIMITS.domainChars });
+const list = z.array(entry).max(AUTOMOD_LIMITS.entries, `at most ${AUTOMOD_LIMITS.entries} entries`);
+const settingsInput = z.object({
+  blockedWords: list
+    .transform(normaliseWords)
+    .refine((ws) => ws.every((w) => w.length <= AUTOMOD_LIMITS.wordChars), `each word at most ${AUTOMOD_LIMITS.wordChars} characters`)
+    .nullish(),
+  blockedDomains: list
+    .transform((ds, c) => {
+      const out: string[] = [];
+      for (const d of ds) {
+        if (!d.trim()) continue;
+        const host = normaliseDomain(d);
+        if (!host) {
+          c.addIssue({ code: 'custom', message: `"${d.slice(0, 100)}" is not a domain name (for example spam.example)` });
+          return z.NEVER;
+        }
+        if (!out.includes(host)) out.push(host);
+      }
+      return out;
+    })
+    .nullish(),
+  newMemberPostLimit: z.number().int('must be a whole number').min(0, 'must be 0 or more').max(1000, 'at most 1000').nullish(),
+  requireApproval: z.boolean().nullish(),
+});
+
+/**
+ * Changes some of a tribe's automod settings (owner and admins); the others keep theirs. Lists replace the stored
+ * ones: words lower-cased and de-duplicated, domains reduced to their host name. Returns the settings.
+ */
+export async function updateModerationSettings(ctx: RequestContext, communityId: string, raw: unknown): Promise<ModerationSettings> {
+  const community = await getCommunity(ctx, communityId);
+  const { userId } = await requireRole(ctx, community.id, 'admin');
+  const input = parseInput(settingsInput, raw);
+  const db = ctx.app.database.db;
+  const current = await settingsOf(db, community.id);
+  await repo.upsertSettings(db, {
+    communityId: community.id,
+    blockedWords: input.blockedWords ?? current.blockedWords,
+    blockedDomains: input.blockedDomains ?? current.blockedDomains,
+    newMemberPostLimit: input.newMemberPostLimit ?? current.newMemberPostLimit,
+    requireApproval: input.requireApproval ?? current.requireApproval,
+    updatedBy: userId,
+    updatedAt: ctx.app.clock(),
+  });
+  return settingsOf(db, community.id);
+}
+
+/** What automod decided about a new post or comment: publish it, or hold it for review and why. */
+export type Screening = { held: false } | { held: true; reason: HeldReason };
+
+const exempt = (role: Role) => RANK[role] >= RANK.moderator;
+
+function screenText(settings: ModerationSettings, html: string): Screening {
+  if (findBlockedWord(html, settings.blockedWords)) return { held: true, reason: 'blocked_word' };
+  if (findBlockedDomain(html, settings.blockedDomains)) return { held: true, reason: 'blocked_domain' };
+  return { held: false };
+}
+
+/**
+ * Automod on a post about to be published by `userId` with `role` (moderators and above are exempt from all of it).
+ * For a new post (`options.newPost`, the default; not a draft being published), a plain member past the tribe's
+ * `newMemberPostLimit` posts within 24 hours of joining is refused
+ * (`new_member_post_limit`, RATE_LIMITED, with the seconds until the 24 hours end). Otherwise a text with a blocked word
+ * or domain, or any post while `requireApproval` is on, is held for review.
+ */
+export async function screenPost(
+  ctx: RequestContext,
+  communityId: string,
+  userId: string,
+  role: Role,
+  html: string,
+  now: Date,
+  options: { newPost: boolean } = { newPost: true },
+): Promise<Screening> {
+  if (exempt(role)) return { held: false };
+  const db = ctx.app.database.db;
+  const settings = await settingsOf(db, communityId);
+  const { joinedAt } = await getMember(ctx, communityId, userId);
+  const newUntil = joinedAt.getTime() + NEW_MEMBER_WINDOW_MS;
+  if (options.newPost && newUntil > now.getTime() && (await repo.postsSince(db, communityId, userId, joinedAt)) >= settings.newMemberPostLimit) {
+    const retryAfterSeconds = Math.max(1, Math.ceil((newUntil - now.getTime()) / 1000));
+    throw rateLimited(
+      'new_member_post_limit',
+      `New members post at most ${settings.newMemberPostLimit} times in their first 24 hours in this tribe: wait ${retryAfterSeconds} s.`,
+      retryAfterSeconds,
+    );
+  }
+  const screened = screenText(settings, html);
+  if (screened.held) return screened;
+  return settings.requireApproval ? { held: true, reason: 'approval_required' } : { held: false };
+}
+
+/** Automod on a comment by the caller (a member): held for review when it has a blocked word or domain. */
+export async function screenComment(ctx: RequestContext, communityId: string, html: string): Promise<Screening> {
+  const role = await viewerRole(ctx, communityId);
+  if (!role || exempt(role)) return { held: false };
+  return screenText(await settingsOf(ctx.app.database.db, communityId), html);
+}
+
+// ---- review: moderators approve or reject held content ----
+
+/** A held post or comment of a tribe's review list. */
+export type HeldItem = { kind: 'post'; post: Post; createdAt: Date } | { kind: 'comment'; comment: Comment; createdAt: Date };
+
+/**
+ * The tribe's held posts and comments (moderators and above), oldest first, Relay cursors: what waits for review.
+ * Three statements a page.
+ */
+export async function heldContent(
+  ctx: RequestContext,
+  communityId: string,
+  args: { first?: number | null; after?: string | null },
+): Promise<Connection<HeldItem>> {
+  const community = await getCommunity(ctx, communityId);
+  await requireRole(ctx, community.id, 'moderator');
+  const listName = `heldContent:${community.id}`;
+  const { limit, after } = pageRequest(ctx, listName, args, isTimeAndId);
+  const db = ctx.app.database.db;
+  const rows = await repo.heldPage(db, community.id, after, limit + 1);
+  const [posts, found] = await Promise.all([
+    findPostsByIds(db, rows.filter((r) => r.kind === 'post').map((r) => r.id)),
+    repo.findCommentsByIds(db, rows.filter((r) => r.kind === 'comment').map((r) => r.id)),
+  ]);
+  const postById = new Map(posts.map((p) => [p.id, p]));
+  const commentById = new Map(found.map((c) => [c.id, c]));
+  const items: HeldItem[] = rows.flatMap((r): HeldItem[] => {
+    if (r.kind === 'post') {
+      const post = postById.get(r.id);
+      return post ? [{ kind: 'post', post, createdAt: r.createdAt }] : [];
+    }
+    const comment = commentById.get(r.id);
+    return comment ? [{ kind: 'comment', comment, createdAt: r.createdAt }] : [];
+  });
+  return toConnection(ctx, listName, items, limit, (i) => [i.createdAt.toISOString(), i.kind === 'post' ? i.post.id : i.comment.id]);
+}
+
+const targetInput = z
+  .object({ postId: z.string().refine(isUuid, 'postId must be a UUID').nullish(), commentId: z.string().refine(isUuid, 'commentId must be a UUID').nullish() })
+  .refine((t) => !!t.postId !== !!t.commentId, 'name exactly one of postId and commentId');
+
+/**
+ * A moderator's decision on a held post or comment of their tribe (moderators and above; `not_found` unless it is held
+ * in that tribe). Approving publishes it as if it had just been posted: a post gets its publication time, its
+ * `post.created` event and its mentions; a comment counts on its post, notifies whom it replies to and its mentions.
+ * Rejecting deletes it. Returns true.
+ */
+export async function reviewHeldContent(
+  ctx: RequestContext,
+  communityId: string,
+  target: { postId?: string | null; commentId?: string | null },
+  approve: boolean,
+): Promise<boolean> {
+  const community = await getCommunity(ctx, communityId);
+  await requireRole(ctx, community.id, 'moderator');
+  const t = parseInput(targetInput, target);
+  const now = ctx.app.clock();
+  await ctx.app.database.db.transaction(async (tx) => {
+    if (t.postId) {
+      const post = await repo.lockHeldPost(tx, t.postId);
+      if (!post || post.communityId !== community.id) throw notFound('Held post');
+      if (!approve) return deletePost(tx, post.id);
+      const published = await repo.publishPost(tx, post.id, { publishedAt: now, ...publishedScores(now) });
+      await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: post.authorId, html: published.body }, now, true);
+      await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
+      return;
+    }
+    const comment = await repo.lockHeldComment(tx, t.commentId!);
+    if (!comment || comment.communityId !== community.id) throw notFound('Held comment');
+    if (!approve) {
+      await comments.deleteComment(tx, comment.id);
+      return;
+    }
+    await repo.publishComment(tx, comment.id);
+    await announceComment(tx, comment, now);
+  });
+  return true;
+}
+
+/**
+ * What a comment's publication does besides its row (its creation, or a moderator approving it): counts on its post,
+ * resolves its mentions and emits `comment.replied` to the parent comment's author (a reply) or the post's author,
+ * unless that is the commenter. In the caller's transaction.
+ */
+export async function announceComment(tx: Executor, comment: Comment, now: Date): Promise<void> {
+  const [post] = await findPostsByIds(tx, [comment.postId]);
+  if (!post) return;
+  let recipientUserId = post.authorId;
+  if (comment.parentId) recipientUserId = (await comments.findComment(tx, comment.parentId))?.authorId ?? null;
+  await bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
+  await syncMentions(tx, { communityId: post.communityId, postId: post.id, commentId: comment.id, authorId: comment.authorId, html: comment.body ?? '' }, now, true);
+  if (recipientUserId && recipientUserId !== comment.authorId) {
+    await emitEvent(tx, post.communityId, 'comment.replied', {
+      commentId: comment.id,
+      postId: post.id,
+      parentId: comment.parentId,
+      authorId: comment.authorId,
+      recipientUserId,
+    });
+  }
+}
