@@ -60,7 +60,13 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
   identity: { User: './identity.service.js#User' },
   // Community and User here are entities this subgraph extends: their fields resolve from the reference's id.
   members: { Member: './members.tables.js#Member', Community: '{ id: string }', User: '{ id: string }' },
-  platform: { ApiKeyIdentity: './api-keys.service.js#ApiKeyIdentity' },
+  platform: {
+    ApiKeyIdentity: './api-keys.service.js#ApiKeyIdentity',
+    Community: '{ id: string }',
+    User: '{ id: string }',
+    PlatformStats: './admin.service.js#PlatformStats',
+    PlatformAuditEntry: './admin.tables.js#PlatformAuditRow',
+  },
   webhooks: { WebhookEndpoint: './webhooks.tables.js#WebhookEndpoint', WebhookTestResult: './webhooks.service.js#PingOutcome' },
   wins: { Win: './wins.tables.js#Win' },
 };

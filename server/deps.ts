@@ -6,6 +6,7 @@ import { fulfilCourseOrder } from '../subgraphs/courses/index.js';
 import { fulfilEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
+import { grantConfiguredStaff } from '../subgraphs/platform/index.js';
 import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
 /** What tests and benchmarks may inject into the dependencies; every process of `npm start` takes the defaults. */
@@ -43,6 +44,8 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       apiKeyUses: new Map(),
       webhooks: createWebhookRuntime(config, options.webhooks),
     };
+    // PLATFORM_ADMIN_EMAILS: idempotent, so every process may run it (one of them writes each grant).
+    await grantConfiguredStaff(deps);
     return {
       deps,
       async close() {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../subgraphs/index.js';
 import { toSubgraphError } from '../subgraphs/kernel/graphql-errors.js';
+import { operationTypePlugin } from '../subgraphs/kernel/operation.js';
 import {
   type ApiKeyCaller,
   type AppConfig,
@@ -52,7 +53,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
   const server = new ApolloServer<RequestContext>({
     schema: buildSubgraph(name),
     includeStacktraceInErrorResponses: false,
-    plugins: [ApolloServerPluginInlineTraceDisabled()],
+    plugins: [ApolloServerPluginInlineTraceDisabled(), operationTypePlugin],
     logger: log,
     formatError: (formatted, error) => {
       const mapped = toSubgraphError(error as any, log, '');

@@ -4,6 +4,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportin
 import { buildSchema, coerceInputValue, isInputType, Kind, parse, typeFromAST, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
 import { formatPublicError, serviceUnavailableStatus } from '../../subgraphs/kernel/graphql-errors.js';
+import { operationTypePlugin } from '../../subgraphs/kernel/operation.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
 import { clientErrorFormatter } from './client-errors.js';
 import { composeSupergraph } from './compose.js';
@@ -80,7 +81,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     parseOptions: { maxTokens: QUERY_LIMITS.tokens },
     logger: app.log,
     // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus, operationTypePlugin],
   });
   await server.start();
   const checkVariables = variableChecker(buildSchema(composeSupergraph()));

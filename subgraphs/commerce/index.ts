@@ -14,3 +14,5 @@ export { receiveStripeEvent, markTribeOrderPaid, STRIPE_PAYING_EVENTS } from './
 export type { WebhookReceipt } from './payments.service.js';
 export { verifyStripeSignature, STRIPE_TOLERANCE_SECONDS } from './stripe.js';
 export type { StripeSignatureFailure, StripeSignatureInput } from './stripe.js';
+// Platform statistics (platform-admin's platformStats): one set-based statement.
+export { paidOrdersByCurrency } from './stats.repository.js';

@@ -140,6 +140,7 @@ const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c
  * Discover: PUBLIC tribes only, for anyone (anonymous too). `query` matches name, handle or description
  * (case-insensitive, taken literally); `category` filters. TRENDING orders by joins in the last 7 days of the service
  * clock, LARGEST by member count, NEWEST by creation time; ties by id; keyset cursors scoped to the sort and filters.
+ * Tribes featured by platform staff come first in every sort; suspended tribes are left out.
  */
 export async function discoverCommunities(
   ctx: RequestContext,
@@ -151,8 +152,10 @@ export async function discoverCommunities(
   const category = input.category ?? undefined;
   const queryHash = query ? createHash('sha256').update(query.toLowerCase()).digest('base64url') : '*';
   const list = `discoverCommunities:${sort}:${category ?? '*'}:${queryHash}`;
-  const isKey = sort === 'NEWEST' ? isTimeAndId : isNumberAndId;
-  const page = pageRequest(ctx, list, raw, isKey as (key: CursorKey) => key is DiscoverKey);
+  const rest = sort === 'NEWEST' ? isTimeAndId : isNumberAndId;
+  // `[featured (0 or 1), ...the sort's key]`: featured tribes first.
+  const isKey = (key: CursorKey): key is DiscoverKey => key.length === 3 && (key[0] === 0 || key[0] === 1) && rest(key.slice(1));
+  const page = pageRequest(ctx, list, raw, isKey);
   const rows = await discovery.discover(ctx.app.database.db, {
     sort,
     pattern: query ? containsPattern(query) : undefined,

@@ -20,3 +20,5 @@ export { search, normaliseQuery, renderSnippet, MAX_QUERY_CHARS } from './search
 export type { SearchHit } from './search.service.js';
 export { searchSql, searchStatement } from './search.repository.js';
 export type { SearchKey, SearchRequest, SearchRow } from './search.repository.js';
+// Platform statistics (platform-admin's platformStats): one set-based statement per figure.
+export { postsPerDay } from './stats.repository.js';

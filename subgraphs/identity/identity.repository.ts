@@ -1,4 +1,4 @@
-import { and, count, eq, gt, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, count, eq, gt, ilike, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
@@ -17,6 +17,10 @@ export interface User {
   /** When the user proved the email address; null: never. */
   emailVerifiedAt: Date | null;
   createdAt: Date;
+  /** The platform suspension as stored (in force while set and `suspendedUntil` is null or ahead of the clock). */
+  suspendedAt: Date | null;
+  suspendedUntil: Date | null;
+  suspensionReason: string | null;
 }
 
 const toUser = (r: UserRow): User => ({
@@ -30,6 +34,9 @@ const toUser = (r: UserRow): User => ({
   links: r.links,
   emailVerifiedAt: r.emailVerifiedAt,
   createdAt: r.createdAt,
+  suspendedAt: r.suspendedAt,
+  suspendedUntil: r.suspendedUntil,
+  suspensionReason: r.suspensionReason,
 });
 
 export async function insertUser(db: Executor, values: typeof users.$inferInsert): Promise<User> {
@@ -113,15 +120,72 @@ export async function insertSession(db: Executor, userId: string, tokenHash: str
   await db.insert(sessions).values({ userId, tokenHash, expiresAt });
 }
 
-/** The user and id of a live (not revoked, not expired) session. */
+/** A user not suspended at `now`: no suspension, or one whose `until` has passed. */
+const notSuspended = (now: unknown) => or(isNull(users.suspendedAt), lte(users.suspendedUntil, now as Date));
+
+/** The user and id of a live (not revoked, not expired) session of a user who is not suspended. */
 const liveSession = preparedOnce((db) =>
   db
     .select({ userId: sessions.userId, sessionId: sessions.id })
     .from(sessions)
-    .where(and(eq(sessions.tokenHash, sql.placeholder('tokenHash')), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql.placeholder('now'))))
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(
+        eq(sessions.tokenHash, sql.placeholder('tokenHash')),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, sql.placeholder('now')),
+        notSuspended(sql.placeholder('now')),
+      ),
+    )
     .limit(1)
-    .prepare('identity_live_session'),
+    .prepare('identity_live_session_unsuspended'),
 );
+
+/** The suspension of a user in force at `now` (one primary-key lookup, prepared once per database), or undefined. */
+const suspensionOf = preparedOnce((db) =>
+  db
+    .select({ suspendedAt: users.suspendedAt, suspendedUntil: users.suspendedUntil, reason: users.suspensionReason })
+    .from(users)
+    .where(and(eq(users.id, sql.placeholder('id')), sql`${users.suspendedAt} is not null`, or(isNull(users.suspendedUntil), gt(users.suspendedUntil, sql.placeholder('now')))))
+    .limit(1)
+    .prepare('identity_user_suspension'),
+);
+
+/** The user's suspension in force at `now`, or undefined when the user may act. */
+export async function findSuspension(db: Executor, userId: string, now: Date): Promise<Suspension | undefined> {
+  const [row] = await suspensionOf(db).execute({ id: userId, now });
+  return row ? { suspendedAt: new Date(row.suspendedAt!), until: row.suspendedUntil ? new Date(row.suspendedUntil) : null, reason: row.reason ?? '' } : undefined;
+}
+
+/** A platform suspension of a user. */
+export interface Suspension {
+  suspendedAt: Date;
+  /** Null: until staff lift it. */
+  until: Date | null;
+  reason: string;
+}
+
+/** Sets (or, with null, lifts) the user's suspension; undefined when the user does not exist. */
+export async function setSuspension(db: Executor, userId: string, s: Suspension | null): Promise<User | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ suspendedAt: s?.suspendedAt ?? null, suspendedUntil: s?.until ?? null, suspensionReason: s?.reason ?? null })
+    .where(eq(users.id, userId))
+    .returning();
+  return row && toUser(row);
+}
+
+/** The platform's user figures: all users, sign-ups since each instant, in one statement. */
+export async function userCounts(db: Executor, day: Date, month: Date): Promise<{ total: number; signupsDay: number; signupsMonth: number }> {
+  const [row] = await db
+    .select({
+      total: sql<number>`count(*)::int`,
+      signupsDay: sql<number>`(count(*) filter (where ${users.createdAt} >= ${day.toISOString()}::timestamptz))::int`,
+      signupsMonth: sql<number>`(count(*) filter (where ${users.createdAt} >= ${month.toISOString()}::timestamptz))::int`,
+    })
+    .from(users);
+  return { total: Number(row.total), signupsDay: Number(row.signupsDay), signupsMonth: Number(row.signupsMonth) };
+}
 
 export async function findLiveSession(db: Executor, tokenHash: string, now: Date): Promise<{ userId: string; sessionId: string } | undefined> {
   const [row] = await liveSession(db).execute({ tokenHash, now });

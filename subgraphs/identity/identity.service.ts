@@ -14,6 +14,7 @@ import {
   conflict,
   invalid,
   isUniqueViolation,
+  isUuid,
   notFound,
   parseInput,
   randomToken,
@@ -98,9 +99,53 @@ export async function checkPassword(app: AppDeps, raw: unknown): Promise<User> {
   const found = await repo.findUserByEmail(app.database.db, input.email.trim());
   const ok = await verify(found?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
   if (!found || !found.passwordHash || !ok) throw new DomainError('unauthenticated', 'invalid_credentials', 'Email or password is wrong.');
+  // Only someone who knows the password learns that the account is suspended.
+  await refuseSuspended(app, found.id);
   const { passwordHash: _, ...user } = found;
   return user;
 }
+
+/** `account_suspended` (403) when platform staff suspended the user and the suspension is in force at the clock's now. */
+async function refuseSuspended(app: AppDeps, userId: string, kind: 'forbidden' | 'unauthenticated' = 'forbidden'): Promise<void> {
+  const s = await repo.findSuspension(app.database.db, userId, app.clock());
+  if (!s) return;
+  const until = s.until ? ` until ${s.until.toISOString()}` : ' until platform staff lift it';
+  throw new DomainError(kind, 'account_suspended', `This account is suspended${until}.`);
+}
+
+/** True when the user is suspended at the clock's now (one primary-key lookup). */
+export async function isSuspended(app: AppDeps, userId: string): Promise<boolean> {
+  return (await repo.findSuspension(app.database.db, userId, app.clock())) !== undefined;
+}
+
+/**
+ * Suspends a user (platform staff decide; the caller checks that): from the next request on, their sessions,
+ * `__session` tokens, access tokens and refresh tokens are refused and sign-in answers `account_suspended`. `until`
+ * null: until lifted. Returns the user, or `not_found`.
+ */
+export async function suspendAccount(app: AppDeps, userId: string, reason: string, until: Date | null): Promise<User> {
+  const user = isUuid(userId) ? await repo.setSuspension(app.database.db, userId, { suspendedAt: app.clock(), until, reason }) : undefined;
+  if (!user) throw notFound('User');
+  return user;
+}
+
+/** Lifts a user's suspension (a user who is not suspended stays so). Returns the user, or `not_found`. */
+export async function unsuspendAccount(app: AppDeps, userId: string): Promise<User> {
+  const user = isUuid(userId) ? await repo.setSuspension(app.database.db, userId, null) : undefined;
+  if (!user) throw notFound('User');
+  return user;
+}
+
+/** The user with this email (case-insensitive), or null. */
+export async function findUserByEmail(app: AppDeps, address: string): Promise<User | null> {
+  const found = await repo.findUserByEmail(app.database.db, address.trim());
+  if (!found) return null;
+  const { passwordHash: _, ...user } = found;
+  return user;
+}
+
+/** Users in all, and sign-ups since `day` and since `month` (one set-based statement). */
+export const userCounts = (app: AppDeps, day: Date, month: Date) => repo.userCounts(app.database.db, day, month);
 
 /** Opens a first-party session and returns its token (only the SHA-256 of it is stored). */
 export async function openSession(app: AppDeps, userId: string): Promise<string> {
@@ -242,6 +287,8 @@ export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<Toke
   // An over-long string is just another unknown token: 401 like any other, not a 400.
   const row = token.length <= 200 ? await repo.findRefreshToken(app.database.db, sha256(token)) : undefined;
   if (!row) throw bad();
+  // Checked before the token is spent: once the suspension ends, the same refresh token works again.
+  await refuseSuspended(app, row.userId, 'unauthenticated');
   if (row.usedAt || row.revokedAt || !(await repo.markRefreshTokenUsed(app.database.db, row.id, now))) {
     await repo.revokeRefreshFamily(app.database.db, row.familyId, now);
     throw bad();
@@ -258,7 +305,9 @@ export async function verifyAccessToken(app: AppDeps, token: string): Promise<st
       issuer: 'svc',
       currentDate: app.clock(),
     });
-    return payload.typ === 'access' && typeof payload.sub === 'string' ? payload.sub : null;
+    if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
+    // A suspended user's tokens stop at once: one primary-key lookup per request.
+    return (await isSuspended(app, payload.sub)) ? null : payload.sub;
   } catch {
     return null;
   }
@@ -302,6 +351,11 @@ async function importPem(pem: string): Promise<KeyLike> {
  * provisioned. The email of a password account whose address was never verified is refused (null).
  */
 export async function resolveIdpToken(app: AppDeps, token: string): Promise<string | null> {
+  const userId = await userOfIdpToken(app, token);
+  return userId && !(await isSuspended(app, userId)) ? userId : null;
+}
+
+async function userOfIdpToken(app: AppDeps, token: string): Promise<string | null> {
   const key = await app.idpKey();
   if (!key || token.length > 8192) return null;
   let payload: JWTPayload;

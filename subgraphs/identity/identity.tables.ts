@@ -15,6 +15,10 @@ export const users = pgTable('users', {
   /** When the user proved the address (verification link or password reset); null: never. */
   emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** Platform suspension (migration 0014): in force while set and `suspendedUntil` is null or ahead of the clock. */
+  suspendedAt: timestamp('suspended_at', { withTimezone: true }),
+  suspendedUntil: timestamp('suspended_until', { withTimezone: true }),
+  suspensionReason: text('suspension_reason'),
 });
 
 export const sessions = pgTable('sessions', {

@@ -16,6 +16,11 @@ export {
   resolveIdpToken,
   idpKeySource,
   getUser,
+  isSuspended,
+  suspendAccount,
+  unsuspendAccount,
+  findUserByEmail,
+  userCounts,
   ACCESS_TOKEN_TTL_SECONDS,
 } from './identity.service.js';
 export {

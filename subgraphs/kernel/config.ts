@@ -31,6 +31,18 @@ const hostList = z.string().transform((raw, ctx) => {
   return hosts;
 });
 
+/** Comma-separated email addresses, trimmed and lower-cased, duplicates removed. */
+const emailList = z.string().transform((raw, ctx) => {
+  const emails = [...new Set(raw.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))];
+  for (const e of emails) {
+    if (!z.email().safeParse(e).success) {
+      ctx.addIssue({ code: 'custom', message: `expected comma-separated email addresses, got "${e}"` });
+      return z.NEVER;
+    }
+  }
+  return emails;
+});
+
 const schema = z
   .object({
     PORT: int(0, 65535).default(4000),
@@ -84,6 +96,7 @@ const schema = z
     MAIL_TIMEOUT_MS: int(100, 120_000).default(20_000),
     DIGEST_INTERVAL_MS: int(1_000, 7 * 24 * 3_600_000).default(24 * 3_600_000),
     POSTING_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(30),
+    PLATFORM_ADMIN_EMAILS: emailList.default([]),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -149,6 +162,8 @@ export interface AppConfig {
    * processes (default 30); past it, RATE_LIMITED (GraphQL) or 429 with `Retry-After` (resource API).
    */
   posting: { perMinute: number };
+  /** `PLATFORM_ADMIN_EMAILS`: the accounts granted platform staff at start-up (lower case). */
+  platformAdminEmails: readonly string[];
 }
 
 /** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
@@ -274,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       digestIntervalMs: e.DIGEST_INTERVAL_MS,
     }),
     posting: Object.freeze({ perMinute: e.POSTING_RATE_LIMIT_PER_MINUTE }),
+    platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),
   });
 }
 

@@ -44,6 +44,11 @@ export interface RequestContext {
   requestId: string;
   /** The API key of a Platform API request; absent (or null) on every other surface. */
   apiKey?: ApiKeyCaller | null;
+  /**
+   * The GraphQL operation type of this request, set once the operation is known (`operationTypePlugin`): writes run
+   * as mutations on every surface, so a tribe gate refuses writes to a suspended tribe by it.
+   */
+  operation?: 'query' | 'mutation' | 'subscription';
 }
 
 const perRequest = new WeakMap<object, Map<string, unknown>>();

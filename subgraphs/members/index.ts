@@ -1,4 +1,4 @@
-export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, viewerRole, viewerTribes } from './members.access.js';
+export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, requireWritable, viewerRole, viewerTribes } from './members.access.js';
 export type { TribeCaller, TribeRef } from './members.access.js';
 export {
   addOwner,
@@ -23,3 +23,5 @@ export { ROLES } from './members.tables.js';
 export { memberCountExpr } from './members.repository.js';
 export { awardXp, levelFor, xpForLevel } from './members.xp.js';
 export type { XpAward } from './members.xp.js';
+// Platform statistics (platform-admin's platformStats): one set-based statement.
+export { activeUsers } from './stats.repository.js';

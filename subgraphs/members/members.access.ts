@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { getCommunity, getCommunityByHandle, type Community } from '../tribes/index.js';
+import { findCommunity, getCommunity, getCommunityByHandle, type Community } from '../tribes/index.js';
 import { type RequestContext, forbidden, isUuid, notFound, requestScoped, unauthorized } from '../kernel/index.js';
 import * as repo from './members.repository.js';
 import type { Role } from './members.tables.js';
@@ -49,7 +49,19 @@ export async function requireRole(ctx: RequestContext, communityId: string, min:
   if (!ctx.caller) throw unauthorized();
   const role = await viewerRole(ctx, communityId);
   if (!role || RANK[role] < RANK[min]) throw forbidden(`This needs the ${min} role or above in the tribe.`);
+  if (ctx.operation === 'mutation') await requireWritable(ctx, communityId);
   return { userId: ctx.caller.userId, role };
+}
+
+/**
+ * A tribe suspended by platform staff is read-only for everyone: every write of a mutation (every surface runs its
+ * writes as GraphQL mutations, and every tribe write passes `requireRole`) is refused with `community_suspended`.
+ */
+export async function requireWritable(ctx: RequestContext, communityId: string): Promise<void> {
+  const community = await findCommunity(ctx, communityId);
+  if (community?.suspendedAt) {
+    throw forbidden('This tribe is suspended by the platform and is read-only: nothing in it can be changed until it is reinstated.', 'community_suspended');
+  }
 }
 
 /** A tribe named by handle or by id (the control plane names it by handle, GraphQL by id). */

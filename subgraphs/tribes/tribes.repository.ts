@@ -46,3 +46,19 @@ export async function remove(db: Executor, id: string): Promise<boolean> {
   const rows = await db.delete(communities).where(eq(communities.id, id)).returning({ id: communities.id });
   return rows.length === 1;
 }
+
+/** Sets the platform state of a tribe (suspension, featuring): only the fields given. Undefined when the tribe is gone. */
+export async function setPlatformState(
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<Community, 'suspendedAt' | 'suspensionReason' | 'featuredAt'>>,
+): Promise<Community | undefined> {
+  const [row] = await db.update(communities).set(patch).where(eq(communities.id, id)).returning();
+  return row;
+}
+
+/** The number of tribes (one statement). */
+export async function countAll(db: Executor): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(communities);
+  return Number(row.n);
+}

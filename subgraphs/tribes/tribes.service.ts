@@ -38,3 +38,26 @@ export function refreshCommunity(ctx: RequestContext, id: string, updated?: Comm
   const loader = byIdLoader(ctx).clear(id);
   if (updated) loader.prime(id, updated);
 }
+
+/**
+ * Suspends (`reason`) or reinstates (null) a tribe, or features it (`featured`): platform staff decide, the caller
+ * checks that. Returns the tribe after the change (this request's lookups see it), or `not_found`.
+ */
+export async function setCommunityPlatformState(
+  ctx: RequestContext,
+  id: string,
+  change: { suspensionReason: string | null } | { featured: boolean },
+): Promise<Community> {
+  const now = ctx.app.clock();
+  const patch =
+    'featured' in change
+      ? { featuredAt: change.featured ? now : null }
+      : { suspendedAt: change.suspensionReason === null ? null : now, suspensionReason: change.suspensionReason };
+  const row = isUuid(id) ? await repo.setPlatformState(ctx.app.database.db, id, patch) : undefined;
+  if (!row) throw notFound('Community');
+  refreshCommunity(ctx, id, row);
+  return row;
+}
+
+/** The number of tribes. */
+export const countCommunities = (db: Executor): Promise<number> => repo.countAll(db);

@@ -12,6 +12,11 @@ export const communities = pgTable('communities', {
   createdBy: uuid('created_by'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  /** Suspended by platform staff (migration 0014): read-only for everyone, Platform API keys refused. */
+  suspendedAt: timestamp('suspended_at', { withTimezone: true }),
+  suspensionReason: text('suspension_reason'),
+  /** Featured by platform staff: first in discover. */
+  featuredAt: timestamp('featured_at', { withTimezone: true }),
 });
 
 export type Community = typeof communities.$inferSelect;
