@@ -113,6 +113,37 @@ export async function updateModerationSettings(ctx: RequestContext, communityId:
   return settingsOf(db, community.id);
 }
 
+/** A post or comment automod holds, as the moderation queue is told of it. */
+export interface HeldTarget {
+  communityId: string;
+  kind: 'post' | 'comment';
+  id: string;
+  authorId: string | null;
+}
+
+/**
+ * Where held content goes besides `heldContent`: the tribe's moderation queue (the engagement domain's, which content
+ * must not import; `server/deps.ts` wires it). Both calls run in the transaction of the change they announce.
+ */
+export interface HeldContentQueue {
+  /** A post or comment was just held for review. */
+  held(tx: Executor, target: HeldTarget, reason: HeldReason, at: Date): Promise<void>;
+  /** A moderator approved (published) or rejected (deleted) a held post or comment. */
+  reviewed(tx: Executor, target: HeldTarget, decision: { by: string; approved: boolean }, at: Date): Promise<void>;
+}
+
+declare module '../kernel/context.js' {
+  interface AppDeps {
+    /** The moderation queue held content enters (content/automod.service.ts); unset: only `heldContent` lists it. */
+    heldContentQueue?: HeldContentQueue;
+  }
+}
+
+/** Tells the moderation queue that `target` was just held (in the transaction that stored it). */
+export async function reportHeld(ctx: RequestContext, tx: Executor, target: HeldTarget, reason: HeldReason, at: Date): Promise<void> {
+  await ctx.app.heldContentQueue?.held(tx, target, reason, at);
+}
+
 /** What automod decided about a new post or comment: publish it, or hold it for review and why. */
 export type Screening = { held: false } | { held: true; reason: HeldReason };
 
@@ -210,7 +241,7 @@ const targetInput = z
  * A moderator's decision on a held post or comment of their tribe (moderators and above; `not_found` unless it is held
  * in that tribe). Approving publishes it as if it had just been posted: a post gets its publication time, its
  * `post.created` event and its mentions; a comment counts on its post, notifies whom it replies to and its mentions.
- * Rejecting deletes it. Returns true.
+ * Rejecting deletes it. The moderation queue hears of the decision (`HeldContentQueue.reviewed`). Returns true.
  */
 export async function reviewHeldContent(
   ctx: RequestContext,
@@ -219,29 +250,53 @@ export async function reviewHeldContent(
   approve: boolean,
 ): Promise<boolean> {
   const community = await getCommunity(ctx, communityId);
-  await requireRole(ctx, community.id, 'moderator');
+  const { userId } = await requireRole(ctx, community.id, 'moderator');
   const t = parseInput(targetInput, target);
   const now = ctx.app.clock();
   await ctx.app.database.db.transaction(async (tx) => {
-    if (t.postId) {
-      const post = await repo.lockHeldPost(tx, t.postId);
-      if (!post || post.communityId !== community.id) throw notFound('Held post');
-      if (!approve) return deletePost(tx, post.id);
-      const published = await repo.publishPost(tx, post.id, { publishedAt: now, ...publishedScores(now) });
-      await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: post.authorId, html: published.body }, now, true);
-      await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
-      return;
-    }
-    const comment = await repo.lockHeldComment(tx, t.commentId!);
-    if (!comment || comment.communityId !== community.id) throw notFound('Held comment');
-    if (!approve) {
-      await comments.deleteComment(tx, comment.id);
-      return;
-    }
-    await repo.publishComment(tx, comment.id);
-    await announceComment(tx, comment, now);
+    const decided = await decideHeld(tx, community, t.postId ? 'post' : 'comment', (t.postId ?? t.commentId)!, approve, now);
+    if (!decided) throw notFound(t.postId ? 'Held post' : 'Held comment');
+    await ctx.app.heldContentQueue?.reviewed(tx, decided, { by: userId, approved: approve }, now);
   });
   return true;
+}
+
+/**
+ * Approves (publishes) or rejects (deletes) a held post or comment of `community` inside `tx`, as `reviewHeldContent`
+ * does, without authorization (the caller authorizes: the moderation queue's actions). Returns what was decided, or
+ * null when it is not held in that tribe.
+ */
+export async function decideHeld(
+  tx: Executor,
+  community: { id: string; handle: string },
+  kind: 'post' | 'comment',
+  id: string,
+  approve: boolean,
+  now: Date,
+): Promise<HeldTarget | null> {
+  if (kind === 'post') {
+    const post = await repo.lockHeldPost(tx, id);
+    if (!post || post.communityId !== community.id) return null;
+    const target: HeldTarget = { communityId: community.id, kind, id: post.id, authorId: post.authorId };
+    if (!approve) {
+      await deletePost(tx, post.id);
+      return target;
+    }
+    const published = await repo.publishPost(tx, post.id, { publishedAt: now, ...publishedScores(now) });
+    await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: post.authorId, html: published.body }, now, true);
+    await emitEvent(tx, community.id, 'post.created', { postId: post.id, authorId: post.authorId, handle: community.handle });
+    return target;
+  }
+  const comment = await repo.lockHeldComment(tx, id);
+  if (!comment || comment.communityId !== community.id) return null;
+  const target: HeldTarget = { communityId: community.id, kind, id: comment.id, authorId: comment.authorId };
+  if (!approve) {
+    await comments.deleteComment(tx, comment.id);
+    return target;
+  }
+  await repo.publishComment(tx, comment.id);
+  await announceComment(tx, comment, now);
+  return target;
 }
 
 /**

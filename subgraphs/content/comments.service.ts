@@ -9,7 +9,7 @@ import { cleanBody, getPost } from './content.service.js';
 import type { Comment } from './content.tables.js';
 import { clearCommentMentions, syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
-import { screenComment } from './automod.service.js';
+import { reportHeld, screenComment } from './automod.service.js';
 
 const commentText = text({ max: 50_000 });
 const commentInput = z.object({
@@ -74,7 +74,10 @@ export async function createComment(
     });
     await recordActivity(tx, post.communityId, userId, now);
     // A held comment counts, mentions and notifies when a moderator approves it (automod.service.ts announceComment).
-    if (screened.held) return comment;
+    if (screened.held) {
+      await reportHeld(ctx, tx, { communityId: post.communityId, kind: 'comment', id: comment.id, authorId: userId }, screened.reason, now);
+      return comment;
+    }
     await bumpPostCounters(tx, post.id, { comments: 1, activeAt: now });
     await syncMentions(tx, { communityId: post.communityId, postId: post.id, commentId: comment.id, authorId: userId, html: body }, now, true);
     if (recipientUserId && recipientUserId !== userId) {

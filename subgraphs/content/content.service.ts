@@ -23,7 +23,7 @@ import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
-import { screenPost } from './automod.service.js';
+import { reportHeld, screenPost } from './automod.service.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
 export type { Comment, Post } from './content.tables.js';
@@ -155,6 +155,9 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       updatedAt: now,
     });
     await recordActivity(tx, community.id, userId, now);
+    if (post.status === 'pending_review' && screened.held) {
+      await reportHeld(ctx, tx, { communityId: community.id, kind: 'post', id: post.id, authorId: userId }, screened.reason, now);
+    }
     // A held post's mentions are resolved (and announced) when a moderator approves it.
     if (status !== 'pending_review') {
       await syncMentions(tx, { communityId: community.id, postId: post.id, commentId: null, authorId: userId, html: body }, now, true);
@@ -204,6 +207,7 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   const community = await getCommunity(ctx, post.communityId);
   const updated = await ctx.app.database.db.transaction(async (tx) => {
     const row = await repo.updatePost(tx, post.id, patch);
+    if (screened.held) await reportHeld(ctx, tx, { communityId: row.communityId, kind: 'post', id: row.id, authorId: row.authorId }, screened.reason, ctx.app.clock());
     if (patch.body !== undefined) {
       await syncMentions(tx, { communityId: row.communityId, postId: row.id, commentId: null, authorId: row.authorId, html: row.body }, ctx.app.clock());
     }

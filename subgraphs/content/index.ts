@@ -20,5 +20,9 @@ export { search, normaliseQuery, renderSnippet, MAX_QUERY_CHARS } from './search
 export type { SearchHit } from './search.service.js';
 export { searchSql, searchStatement } from './search.repository.js';
 export type { SearchKey, SearchRequest, SearchRow } from './search.repository.js';
+// Automod: held posts and comments enter the moderation queue through `AppDeps.heldContentQueue` (wired in
+// server/deps.ts); the queue's own actions decide a held item with `decideHeld` (publish or delete).
+export { decideHeld } from './automod.service.js';
+export type { HeldContentQueue, HeldReason, HeldTarget } from './automod.service.js';
 // Platform statistics (platform-admin's platformStats): one set-based statement per figure.
 export { postsPerDay } from './stats.repository.js';
