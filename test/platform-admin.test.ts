@@ -257,6 +257,11 @@ describe('platform administration', () => {
       expect(newKey.status).toBe(403);
       expect(newKey.body).toEqual({ error: 'community_suspended' });
 
+      // Nobody joins a suspended tribe.
+      const outsider = await signupUser(t);
+      const joining = await gql(t, outsider, 'mutation($h: String!){ joinCommunity(handle: $h){ id } }', { h: tribe.handle });
+      expect(failure(joining)).toEqual({ code: 'FORBIDDEN', reason: 'community_suspended' });
+
       // Reads still work.
       expect((await t.api.get(`/v1/communities/${tribe.id}/posts`).set(bearer(member))).status).toBe(200);
       const read = ok(await gql(t, member, 'query($id: ID!){ community(id: $id){ id suspended featured } }', { id: tribe.id }));

@@ -30,7 +30,7 @@ import {
   toConnection,
 } from '../kernel/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { RANK, forgetViewerRole, requireRole, requireView, viewerRole } from './members.access.js';
+import { RANK, forgetViewerRole, requireRole, requireView, requireWritable, viewerRole } from './members.access.js';
 import * as repo from './members.repository.js';
 import { ROLES, type Member } from './members.tables.js';
 
@@ -56,6 +56,7 @@ export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, c
   if (!invite) throw invalid('invalid_invite', 'The invite code is unknown or revoked.');
   const ctx: RequestContext = { app, caller: { userId }, requestId: 'signup' };
   const community = await getCommunity(ctx, invite.communityId);
+  await requireWritable(ctx, community.id); // a suspended tribe takes nobody in
   return join(tx, community.id, community.handle, userId);
 }
 
@@ -66,6 +67,7 @@ export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, c
 export async function joinCommunity(ctx: RequestContext, handle: string, inviteCode?: string | null): Promise<Member> {
   const userId = requireUser(ctx);
   const community = await getCommunityByHandle(ctx, handle);
+  await requireWritable(ctx, community.id); // a suspended tribe takes nobody in
   const db = ctx.app.database.db;
   if (!community.isPublic) {
     const existing = await repo.find(db, community.id, userId);

@@ -7,4 +7,4 @@ export {
   platformMe,
 } from './api-keys.service.js';
 export type { ApiKeyIdentity, ApiKeyRecord, ApiKeyUses, CreatedApiKey } from './api-keys.service.js';
-export { grantConfiguredStaff, grantStaff, revokeStaff, requireStaff, suspendedKeyRefusal } from './admin.service.js';
+export { grantConfiguredStaff, grantStaff, isStaff, revokeStaff, requireStaff, suspendedKeyRefusal } from './admin.service.js';
