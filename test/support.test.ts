@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
+import { grantStaff } from '../subgraphs/platform/index.js';
 import { createTribe, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
 import { countOf, failure, gql, ManualClock, ok, startService, type TestService } from './support.js';
 
@@ -82,6 +83,23 @@ describe('support tickets', () => {
     });
   });
 
+  describe('staff', () => {
+    it('shows platform staff every user\'s tickets and any ticket; a plain user still sees only their own', async () => {
+      const [alice, bob, staff] = await Promise.all([signupUser(t), signupUser(t), signupUser(t)]);
+      await grantStaff(t.deps, staff.email, 'script');
+      const a = await open(alice);
+      const b = await open(bob, { category: 'ABUSE' });
+      const all = (await listOf(staff, { f: 50 })).edges.map((e: any) => e.node.id);
+      expect(all).toEqual(expect.arrayContaining([a.id, b.id]));
+      expect(all.indexOf(b.id)).toBeLessThan(all.indexOf(a.id));
+      expect(ok(await gql(t, staff, Q.one, { id: a.id })).supportTicket.author).toEqual({ id: alice.id });
+      expect((await listOf(alice)).edges.map((e: any) => e.node.id)).toEqual([a.id]);
+      // A staff cursor is not a user's.
+      const page = await listOf(staff, { f: 1 });
+      expect(failure(await gql(t, alice, Q.list, { f: 1, a: page.pageInfo.endCursor })).reason).toBe('invalid_cursor');
+    });
+  });
+
   describe('supportTickets', () => {
     it('pages the caller\'s tickets newest first and filters by status', async () => {
       const user = await signupUser(t);
@@ -129,6 +147,19 @@ describe('support tickets', () => {
       expect(failure(await reply(user, ticket.id, 'hello?'))).toEqual({ code: 'CONFLICT', reason: 'ticket_closed' });
       expect(failure(await setStatus(user, ticket.id, 'RESOLVED'))).toEqual({ code: 'CONFLICT', reason: 'ticket_closed' });
       expect(await countOf(t, sql`select count(*)::int as n from support_ticket_replies where ticket_id = ${ticket.id}`)).toBe(0);
+    });
+
+    it('lets support staff answer: a staff reply makes an OPEN ticket PENDING, the author\'s reply opens it again', async () => {
+      const [user, staff] = await Promise.all([signupUser(t), signupUser(t)]);
+      await grantStaff(t.deps, staff.email, 'script');
+      const ticket = await open(user);
+      const pending = ok(await reply(staff, ticket.id, 'Which browser?')).replyToTicket;
+      expect(pending.status).toBe('PENDING');
+      expect(pending.replies).toEqual([expect.objectContaining({ body: 'Which browser?', fromStaff: true, author: { id: staff.id } })]);
+      expect(ok(await reply(user, ticket.id, 'Firefox')).replyToTicket.status).toBe('OPEN');
+      expect(ok(await setStatus(staff, ticket.id, 'RESOLVED')).setTicketStatus.status).toBe('RESOLVED');
+      expect(ok(await setStatus(staff, ticket.id, 'CLOSED')).setTicketStatus.status).toBe('CLOSED');
+      expect(ok(await setStatus(staff, ticket.id, 'OPEN')).setTicketStatus.status).toBe('OPEN');
     });
 
     it('refuses an empty reply', async () => {

@@ -16,6 +16,7 @@ import {
   text,
   toConnection,
 } from '../kernel/index.js';
+import { isStaff } from '../platform/index.js';
 import * as repo from './support.repository.js';
 import { TICKET_CATEGORIES, TICKET_STATUSES, type SupportReply, type SupportTicket, type TicketStatus } from './support.tables.js';
 
@@ -26,12 +27,9 @@ export { TICKET_CATEGORIES, TICKET_STATUSES } from './support.tables.js';
 export const MAX_TICKET_SUBJECT_CHARS = 200;
 export const MAX_TICKET_BODY_CHARS = 10_000;
 
-/**
- * Whether the signed-in caller is platform staff (sees and answers every ticket, sets statuses). Platform staff is the
- * platform domain's role (issue 13); until it exists nobody is staff.
- */
-export async function isSupportStaff(_ctx: RequestContext): Promise<boolean> {
-  return false;
+/** Whether the signed-in caller is platform staff (sees and answers every ticket, sets any status). */
+export async function isSupportStaff(ctx: RequestContext): Promise<boolean> {
+  return !!ctx.caller && isStaff(ctx, ctx.caller.userId);
 }
 
 const subjectText = text({ max: MAX_TICKET_SUBJECT_CHARS, min: 1, trim: true, required: 'a ticket needs a subject' });
