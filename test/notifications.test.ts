@@ -54,7 +54,7 @@ describe('notifications', () => {
 
   beforeAll(async () => {
     t = await startService({}, clock.now);
-  });
+  }, 120_000); // on PGlite the migrations alone take seconds, more on a busy machine
   afterAll(async () => {
     await t.stop();
   });

@@ -1,4 +1,4 @@
-import type { Executor } from '../../db/src/index.js';
+import type { Db, Executor } from '../../db/src/index.js';
 import { courseById } from '../courses/index.js';
 import { eventById, eventsStartingBetween, registrantIdsPage } from '../events/index.js';
 import { type AppDeps, type RequestContext, isForeignKeyViolation, isUuid } from '../kernel/index.js';
@@ -18,8 +18,15 @@ export const REMINDER_LEAD_MS = 24 * 60 * 60 * 1000;
 /** Events looked at per reminder run. */
 const REMINDER_BATCH = 500;
 
-/** The service context of a job: no caller (entity lookups by id only). */
-const jobContext = (app: AppDeps): RequestContext => ({ app, caller: null, requestId: 'notifications-job' });
+/**
+ * The service context of a job's transaction: no caller (entity lookups by id only), and the other domains' lookups
+ * read through `tx` (PGlite has one connection: a read outside the open transaction would wait for it forever).
+ */
+const jobContext = (app: AppDeps, tx: Executor): RequestContext => ({
+  app: { ...app, database: { ...app.database, db: tx as Db } },
+  caller: null,
+  requestId: 'notifications-job',
+});
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const id = (v: unknown): string | null => (isUuid(v) ? v : null);
@@ -172,10 +179,10 @@ export async function consumeNotifications(app: AppDeps): Promise<number> {
  * notifications written.
  */
 export async function consumeOutbox(app: AppDeps): Promise<number> {
-  const ctx = jobContext(app);
   let written = 0;
   for (;;) {
     const { taken, n } = await app.database.db.transaction(async (tx) => {
+      const ctx = jobContext(app, tx);
       const events = await claimUnnotifiedEvents(tx, CONSUME_BATCH);
       if (events.length === 0) return { taken: 0, n: 0 };
       const at = app.clock();
