@@ -373,7 +373,10 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
       (error) => log.error({ err: error }, 'realtime: reading the participants of a conversation failed'),
     );
   };
-  const listener = await listenForSignals(app.database, onSignal, log);
+  // After a gap in the LISTEN (a database restart), every unreadCountsChanged subscriber gets its current counts:
+  // what changed during the gap is otherwise only seen at the next signal.
+  const refreshCounts = () => router.keysOf('unread').forEach((userId) => router.dispatch({ topic: 'unread', userId }));
+  const listener = await listenForSignals(app.database, onSignal, log, refreshCounts);
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes });
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -46,6 +46,8 @@ export async function listenForSignals(
   database: Database,
   onSignal: (signal: RealtimeSignal) => void,
   log: Logger,
+  /** Called each time the LISTEN is back after it dropped: signals of the gap are lost, subscribers may refresh. */
+  onReconnect: () => void = () => undefined,
 ): Promise<SignalListener> {
   const deliver = (payload: string) => {
     const signal = parseSignal(payload);
@@ -100,6 +102,7 @@ export async function listenForSignals(
         await connect();
         reconnects += 1;
         log.info({ reconnects }, 'realtime: LISTEN re-established');
+        onReconnect();
       } catch (error) {
         log.warn({ err: error, attempt }, 'realtime: LISTEN connection failed, retrying');
         client?.removeAllListeners('end');

@@ -53,6 +53,12 @@ export class SignalRouter {
     return handlers.size;
   }
 
+  /** The keys of the routes of `topic` that have handlers now (user ids for `unread`, say). */
+  keysOf(topic: RealtimeSignal['topic']): string[] {
+    const prefix = `${topic}:`;
+    return [...this.routes.keys()].filter((route) => route.startsWith(prefix)).map((route) => route.slice(prefix.length));
+  }
+
   /** Whether anyone in this process listens on `route`. */
   has(route: Route): boolean {
     return this.routes.has(route);
