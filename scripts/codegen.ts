@@ -44,6 +44,10 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     Message: './messages.tables.js#Message',
     SupportTicket: './support.tables.js#SupportTicket',
     SupportTicketReply: './support.tables.js#SupportReply',
+    Report: './moderation.tables.js#Report',
+    ModerationItem: './moderation.service.js#QueueItem',
+    AuditLogEntry: './moderation.tables.js#AuditEntry',
+    ModerationWarning: './moderation.tables.js#ModerationWarning',
   },
   courses: {
     Course: './courses.tables.js#Course',

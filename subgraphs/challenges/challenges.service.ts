@@ -23,7 +23,7 @@ import {
   viewerLoader,
   text,
 } from '../kernel/index.js';
-import { awardXp, requireRole, requireView, requireVisible } from '../members/index.js';
+import { awardXp, requireActiveMember, requireRole, requireView, requireVisible } from '../members/index.js';
 import * as repo from './challenges.repository.js';
 import { CHECKIN_XP, currentStreak, dayAt, runEndingAtHighest } from './challenges.streak.js';
 import {
@@ -280,7 +280,8 @@ export async function checkIn(
 ): Promise<CheckinResult> {
   requireUser(ctx);
   const challenge = await getChallenge(ctx, challengeId, communityId);
-  await requireRole(ctx, challenge.communityId, 'member'); // a former member keeps the enrollment row, not the rights
+  // A former member keeps the enrollment row, not the rights; a muted member cannot check in (`member_muted`).
+  await requireActiveMember(ctx, challenge.communityId);
   const found = await viewerEnrollment(ctx, challenge.id);
   if (!found) throw notEnrolled();
   const input = parseInput(checkinInput, raw);

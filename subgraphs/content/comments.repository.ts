@@ -22,16 +22,20 @@ export async function lockComment(tx: Executor, id: string, mode: 'update' | 'sh
 }
 
 /**
- * Comments of a post, tombstones included, oldest first. Comments automod holds for review: all with `all`, else only
- * those of the author `heldVisibleTo` (none when null).
+ * Comments of a post, tombstones included, oldest first. Removed ones, and ones automod holds for review: all with
+ * `all`, else only those of the author `removedVisibleTo` (none when null).
  */
-export async function listComments(db: Executor, postId: string, heldVisibleTo: 'all' | string | null, limit: number, offset: number): Promise<Comment[]> {
-  const published = eq(comments.status, 'published');
-  const held = heldVisibleTo === 'all' ? undefined : heldVisibleTo ? or(published, eq(comments.authorId, heldVisibleTo)) : published;
+export async function listComments(db: Executor, postId: string, removedVisibleTo: 'all' | string | null, limit: number, offset: number): Promise<Comment[]> {
+  const removed =
+    removedVisibleTo === 'all'
+      ? undefined
+      : removedVisibleTo
+        ? or(and(isNull(comments.removedAt), eq(comments.status, 'published')), eq(comments.authorId, removedVisibleTo))
+        : and(isNull(comments.removedAt), eq(comments.status, 'published'));
   return db
     .select()
     .from(comments)
-    .where(and(eq(comments.postId, postId), held))
+    .where(and(eq(comments.postId, postId), removed))
     .orderBy(asc(comments.createdAt), asc(comments.id))
     .limit(limit)
     .offset(offset);

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { type RequestContext, forbidden, invalid, isUuid, notFound, paging, parseInput, toPage, type Page, text } from '../kernel/index.js';
-import { RANK, recordActivity, requireRole, viewerRole } from '../members/index.js';
+import { RANK, recordActivity, requireActiveMember, requireRole, viewerRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as comments from './comments.repository.js';
 import { bumpPostCounters } from './content.repository.js';
-import { cleanBody, getPost } from './content.service.js';
+import { cleanBody, getPost, seesRemoved } from './content.service.js';
 import type { Comment } from './content.tables.js';
 import { clearCommentMentions, syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
@@ -18,7 +18,11 @@ const commentInput = z.object({
 });
 const updateCommentInput = z.object({ content: commentText });
 
-/** Comments of a post the caller may see, oldest first (threads via `parentId`; tombstones keep their place). */
+/**
+ * Comments of a post the caller may see, oldest first (threads via `parentId`; tombstones keep their place). Comments
+ * removed by moderators are listed for moderators and above and for their author only (a reply to one keeps its
+ * `parentId`).
+ */
 export async function listComments(
   ctx: RequestContext,
   communityId: string | null | undefined,
@@ -27,10 +31,8 @@ export async function listComments(
 ): Promise<Page<Comment>> {
   const post = await getPost(ctx, postId, communityId);
   const p = paging(raw.page, raw.perPage);
-  // Comments automod holds: moderators and above see them all, their author their own.
-  const role = await viewerRole(ctx, post.communityId);
-  const heldVisibleTo = role && RANK[role] >= RANK.moderator ? 'all' : (ctx.caller?.userId ?? null);
-  return toPage(await comments.listComments(ctx.app.database.db, post.id, heldVisibleTo, p.perPage + 1, p.offset), p);
+  const removedVisibleTo = seesRemoved(await viewerRole(ctx, post.communityId)) ? 'all' : (ctx.caller?.userId ?? null);
+  return toPage(await comments.listComments(ctx.app.database.db, post.id, removedVisibleTo, p.perPage + 1, p.offset), p);
 }
 
 /**
@@ -46,7 +48,7 @@ export async function createComment(
   raw: unknown,
 ): Promise<Comment> {
   const post = await getPost(ctx, postId, communityId);
-  const { userId } = await requireRole(ctx, post.communityId, 'member');
+  const { userId } = await requireActiveMember(ctx, post.communityId);
   const input = parseInput(commentInput, raw);
   if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
   const body = cleanBody(input.content);

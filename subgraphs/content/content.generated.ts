@@ -52,8 +52,21 @@ export type Post = {
   reactions: Reactions;
   /** Comments on the post (a tombstone of a deleted comment no longer counts). */
   commentCount: Scalars['Int']['output'];
+  /**
+   * Set when moderators removed the post: only moderators and above and its author still see it, with this flag;
+   * null otherwise.
+   */
+  moderation?: Maybe<ContentModeration>;
   /** Why automod holds the post for review (status pending_review): blocked_word, blocked_domain or approval_required. */
   heldReason?: Maybe<Scalars['String']['output']>;
+};
+
+/** A removal by moderators, as moderators and the author see it. */
+export type ContentModeration = {
+  __typename?: 'ContentModeration';
+  removedAt: Scalars['DateTime']['output'];
+  /** The reason the moderator gave, if any. */
+  reason?: Maybe<Scalars['String']['output']>;
 };
 
 export type Comment = {
@@ -74,6 +87,8 @@ export type Comment = {
   mentions: Array<User>;
   /** Reactions on the comment: counts per kind and the viewer's own. */
   reactions: Reactions;
+  /** Set when moderators removed the comment (only moderators and above and its author see it); null otherwise. */
+  moderation?: Maybe<ContentModeration>;
   /** published, or pending_review while automod holds it (only its author and the tribe's moderators see it then). */
   status: Scalars['String']['output'];
   /** Why automod holds the comment for review: blocked_word or blocked_domain; null once published. */
@@ -585,6 +600,7 @@ export type ResolversTypes = {
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  ContentModeration: ResolverTypeWrapper<ContentModeration>;
   Comment: ResolverTypeWrapper<CommentModel>;
   ReactionKind: ReactionKind;
   ReactionTarget: ReactionTarget;
@@ -625,6 +641,7 @@ export type ResolversParentTypes = {
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
   Int: Scalars['Int']['output'];
+  ContentModeration: ContentModeration;
   Comment: CommentModel;
   ReactionTarget: ReactionTarget;
   ReactionCount: ReactionCount;
@@ -682,7 +699,13 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
   reactions?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType>;
   commentCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  moderation?: Resolver<Maybe<ResolversTypes['ContentModeration']>, ParentType, ContextType>;
   heldReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ContentModerationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ContentModeration'] = ResolversParentTypes['ContentModeration']> = {
+  removedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type CommentResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Comment'] = ResolversParentTypes['Comment']> = {
@@ -696,6 +719,7 @@ export type CommentResolvers<ContextType = RequestContext, ParentType extends Re
   deletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
   reactions?: Resolver<ResolversTypes['Reactions'], ParentType, ContextType>;
+  moderation?: Resolver<Maybe<ResolversTypes['ContentModeration']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   heldReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
@@ -820,6 +844,7 @@ export type Resolvers<ContextType = RequestContext> = {
   User?: UserResolvers<ContextType>;
   Community?: CommunityResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
+  ContentModeration?: ContentModerationResolvers<ContextType>;
   Comment?: CommentResolvers<ContextType>;
   ReactionCount?: ReactionCountResolvers<ContextType>;
   Reactions?: ReactionsResolvers<ContextType>;

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { posts, type Post, type Visibility } from './content.tables.js';
 
@@ -15,7 +15,7 @@ export async function findPostsByIds(db: Executor, ids: readonly string[]): Prom
 export async function listPosts(
   db: Executor,
   communityId: string,
-  filter: { pinned?: boolean; authorId?: string; visibilities?: Visibility[] },
+  filter: { pinned?: boolean; authorId?: string; visibilities?: Visibility[]; removedVisibleTo?: 'all' | 'none' | string },
   limit: number,
   offset: number,
 ): Promise<Post[]> {
@@ -29,6 +29,7 @@ export async function listPosts(
         filter.pinned === undefined ? undefined : filter.pinned ? isNotNull(posts.pinnedAt) : isNull(posts.pinnedAt),
         filter.authorId ? eq(posts.authorId, filter.authorId) : undefined,
         filter.visibilities ? inArray(posts.visibility, filter.visibilities) : undefined,
+        removedFilter(filter.removedVisibleTo),
       ),
     )
     .orderBy(desc(posts.createdAt), desc(posts.id))
@@ -36,12 +37,21 @@ export async function listPosts(
     .offset(offset);
 }
 
+/**
+ * Which removed posts a list keeps: `all` (moderators), a user id (only that author's), `none` or absent (none).
+ */
+function removedFilter(who: 'all' | 'none' | string | undefined): SQL | undefined {
+  if (who === 'all') return undefined;
+  if (!who || who === 'none') return isNull(posts.removedAt);
+  return or(isNull(posts.removedAt), eq(posts.authorId, who));
+}
+
 /** Published public posts of a tribe by publication date (creation date when none), newest first. */
 export async function listPublicPublished(db: Executor, communityId: string, limit: number, offset: number): Promise<Post[]> {
   return db
     .select()
     .from(posts)
-    .where(and(eq(posts.communityId, communityId), eq(posts.status, 'published'), eq(posts.visibility, 'public')))
+    .where(and(eq(posts.communityId, communityId), eq(posts.status, 'published'), eq(posts.visibility, 'public'), isNull(posts.removedAt)))
     .orderBy(desc(sql`coalesce(${posts.publishedAt}, ${posts.createdAt})`), desc(posts.id))
     .limit(limit)
     .offset(offset);

@@ -42,11 +42,13 @@ export const resolvers: Resolvers = {
     isPinned: (p) => p.pinnedAt !== null,
     reactions: (p, _, ctx) => reactions.reactionsOf(ctx, { postId: p.id }),
     mentions: async (p, _, ctx) => (await postMentions(ctx, p.id)).map((id) => ref('User', id)),
+    moderation: (p) => (p.removedAt ? { removedAt: p.removedAt, reason: p.removedReason } : null),
   },
   Comment: {
     post: async (c, _, ctx, info) => nonNull(await service.postById(ctx, c.postId), info),
     author: (c) => ref('User', c.authorId),
     reactions: (c, _, ctx) => reactions.reactionsOf(ctx, { commentId: c.id }),
     mentions: async (c, _, ctx) => (await commentMentions(ctx, c.id)).map((id) => ref('User', id)),
+    moderation: (c) => (c.removedAt ? { removedAt: c.removedAt, reason: c.removedReason } : null),
   },
 };

@@ -18,7 +18,7 @@ import {
   text,
   requireScope,
 } from '../kernel/index.js';
-import { RANK, recordActivity, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
+import { RANK, recordActivity, requireActiveMember, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
@@ -79,8 +79,12 @@ export function visibleTo(role: Role | null): Visibility[] {
   return RANK[role] >= RANK.moderator ? [...VISIBILITIES] : ['public', 'members'];
 }
 
+/** Moderators and above see content removed by moderators; so does its author (with the removal shown). */
+export const seesRemoved = (role: Role | null): boolean => !!role && RANK[role] >= RANK.moderator;
+
 function canSee(ctx: RequestContext, post: Post, role: Role | null): boolean {
   if (ctx.caller && post.authorId === ctx.caller.userId) return true;
+  if (post.removedAt && !seesRemoved(role)) return false;
   if (post.status !== 'published') return !!role && RANK[role] >= RANK.moderator;
   return visibleTo(role).includes(post.visibility);
 }
@@ -101,7 +105,7 @@ export async function getPost(ctx: RequestContext, id: string, communityId?: str
   return post;
 }
 
-/** Published posts of a tribe the caller may see, newest first. */
+/** Published posts of a tribe the caller may see, newest first (removed ones: moderators and their author only). */
 export async function listPosts(ctx: RequestContext, communityId: string, raw: unknown): Promise<Page<Post>> {
   const community = await getCommunity(ctx, communityId);
   const role = await requireView(ctx, community);
@@ -110,7 +114,12 @@ export async function listPosts(ctx: RequestContext, communityId: string, raw: u
   const rows = await repo.listPosts(
     ctx.app.database.db,
     community.id,
-    { pinned: input.pinned ?? undefined, authorId: input.authorId ?? undefined, visibilities: visibleTo(role) },
+    {
+      pinned: input.pinned ?? undefined,
+      authorId: input.authorId ?? undefined,
+      visibilities: visibleTo(role),
+      removedVisibleTo: seesRemoved(role) ? 'all' : (ctx.caller?.userId ?? 'none'),
+    },
     p.perPage + 1,
     p.offset,
   );
@@ -129,7 +138,7 @@ export function cleanBody(raw: string): string {
 /** Creates a post (members; pinning needs moderator or above). A published post emits `post.created`. */
 export async function createPost(ctx: RequestContext, communityId: string, raw: unknown): Promise<Post> {
   const community: Community = await getCommunity(ctx, communityId);
-  const { role, userId } = await requireRole(ctx, community.id, 'member');
+  const { role, userId } = await requireActiveMember(ctx, community.id);
   const input = parseInput(createPostInput, raw);
   if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
   const body = cleanBody(input.content);

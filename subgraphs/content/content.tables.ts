@@ -21,6 +21,10 @@ export const posts = pgTable('posts', {
   activeAt: timestamp('active_at', { withTimezone: true }),
   /** Why automod holds the post (`blocked_word`, `blocked_domain`, `approval_required`); null once published. */
   heldReason: text('held_reason'),
+  /** Set when moderators removed the post (migration 0013): hidden from all but moderators and above and its author. */
+  removedAt: timestamp('removed_at', { withTimezone: true }),
+  removedBy: uuid('removed_by'),
+  removedReason: text('removed_reason'),
 });
 
 export const comments = pgTable('comments', {
@@ -38,6 +42,10 @@ export const comments = pgTable('comments', {
   status: text('status').$type<'published' | HeldStatus>().notNull().default('published'),
   heldReason: text('held_reason'),
   reactionCount: integer('reaction_count').notNull().default(0),
+  /** Set when moderators removed the comment (migration 0013): hidden from all but moderators and above and its author. */
+  removedAt: timestamp('removed_at', { withTimezone: true }),
+  removedBy: uuid('removed_by'),
+  removedReason: text('removed_reason'),
 });
 
 export const VISIBILITIES = ['public', 'members', 'paid'] as const;

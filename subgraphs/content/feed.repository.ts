@@ -62,6 +62,7 @@ function homeFeedSelect(db: Executor, p: HomeFeedParams) {
       select p.id, p.published_at from posts p
       where p.community_id = m.community_id and p.status = 'published'
         and (m.sees_all or p.visibility <> 'paid' or p.author_id = ${p.viewerId}::uuid)
+        and (m.sees_all or p.removed_at is null or p.author_id = ${p.viewerId}::uuid)
         ${keyset}
       order by p.published_at desc, p.id desc
       limit ${p.limit}
@@ -119,6 +120,8 @@ export interface CommunityFeedArgs {
   /** Which visibilities the viewer sees; their own posts are always included (`authorId`). */
   visibilities: readonly Visibility[];
   viewerId: string | null;
+  /** Moderators and above: posts removed by moderators are listed too (others see only their own removed posts). */
+  seesRemoved?: boolean;
   /** The last row seen: `[key, post id]` (key: ISO timestamp for NEW and ACTIVE, the score for TOP), or null. */
   after: readonly [string | number, string] | null;
   limit: number;
@@ -127,11 +130,12 @@ export interface CommunityFeedArgs {
 const sortColumn = { NEW: posts.publishedAt, TOP: posts.hotScore, ACTIVE: posts.activeAt } as const;
 
 /** What a viewer sees of a tribe's published posts. */
-const visible = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null }) =>
+const visible = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean }) =>
   and(
     eq(posts.communityId, args.communityId),
     eq(posts.status, 'published'),
     or(inArray(posts.visibility, [...args.visibilities]), args.viewerId ? eq(posts.authorId, args.viewerId) : undefined),
+    args.seesRemoved ? undefined : or(isNull(posts.removedAt), args.viewerId ? eq(posts.authorId, args.viewerId) : undefined),
   );
 
 /**
@@ -157,7 +161,7 @@ export async function communityFeed(db: Executor, args: CommunityFeedArgs): Prom
 /** Every pinned published post of a tribe the viewer sees, most recently pinned first (the first page's head). */
 export async function pinnedPosts(
   db: Executor,
-  args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null },
+  args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean },
 ): Promise<Post[]> {
   return db
     .select()

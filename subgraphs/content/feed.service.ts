@@ -9,7 +9,7 @@ import {
   toConnection,
 } from '../kernel/index.js';
 import { RANK, requireView, viewerTribes } from '../members/index.js';
-import { visibleTo } from './content.service.js';
+import { seesRemoved, visibleTo } from './content.service.js';
 import type { Post } from './content.tables.js';
 import * as repo from './feed.repository.js';
 import type { FeedRow, FeedSort } from './feed.repository.js';
@@ -57,7 +57,7 @@ export async function communityFeed(ctx: RequestContext, communityId: string, ar
   const sort = args.sort ?? 'NEW';
   const list = `communityFeed:${community.id}:${sort}`;
   const { limit, after } = sort === 'TOP' ? pageRequest(ctx, list, args, isNumberAndId) : pageRequest(ctx, list, args, isTimeAndId);
-  const scope = { communityId: community.id, visibilities: visibleTo(role), viewerId: ctx.caller?.userId ?? null };
+  const scope = { communityId: community.id, visibilities: visibleTo(role), viewerId: ctx.caller?.userId ?? null, seesRemoved: seesRemoved(role) };
   const [pinned, rows] = await Promise.all([
     after ? Promise.resolve([]) : repo.pinnedPosts(ctx.app.database.db, scope),
     repo.communityFeed(ctx.app.database.db, { ...scope, sort, after, limit: limit + 1 }),

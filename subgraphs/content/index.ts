@@ -26,3 +26,6 @@ export { decideHeld } from './automod.service.js';
 export type { HeldContentQueue, HeldReason, HeldTarget } from './automod.service.js';
 // Platform statistics (platform-admin's platformStats): one set-based statement per figure.
 export { postsPerDay } from './stats.repository.js';
+// Moderation (engagement's moderation area): removal by moderators and the current content of a reported target.
+export { contentForModeration, removeContent, restoreContent } from './removal.service.js';
+export type { ContentKind, ModeratedContent } from './removal.service.js';

@@ -64,7 +64,8 @@ const uuids = (ids: readonly string[]) => sql`${sql.param([...ids])}::uuid[]`;
  */
 export function searchSql(req: SearchRequest): SQL {
   const tsq = sql`websearch_to_tsquery('english', ${req.query})`;
-  const visible = sql`p.status = 'published' and (
+  // Content removed by moderators never appears in search, for anyone (its author and moderators open it directly).
+  const visible = sql`p.status = 'published' and p.removed_at is null and (
       p.visibility = 'public'
       or p.community_id = any(${uuids(req.moderatorOf)})
       or (p.visibility = 'members' and p.community_id = any(${uuids(req.memberOf)}))
@@ -87,7 +88,7 @@ export function searchSql(req: SearchRequest): SQL {
         union all
         (select 'comment'::text as kind, c.id, c.post_id, ts_rank(c.search, ${tsq})::float8 as rank
         from comments c join posts p on p.id = c.post_id
-        where c.search @@ ${tsq} and c.deleted_at is null and c.status = 'published' and c.community_id = any(${uuids(req.communityIds)}) and ${visible}
+        where c.search @@ ${tsq} and c.deleted_at is null and c.status = 'published' and c.removed_at is null and c.community_id = any(${uuids(req.communityIds)}) and ${visible}
         ${cap})
       ) u
       ${after}

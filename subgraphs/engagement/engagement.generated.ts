@@ -4,6 +4,8 @@ import type { Notification as NotificationModel } from './notifications.tables.j
 import type { PreferenceView as PreferenceViewModel } from './notifications.service.js';
 import type { Conversation as ConversationModel, Message as MessageModel } from './messages.tables.js';
 import type { SupportTicket as SupportTicketModel, SupportReply as SupportReplyModel } from './support.tables.js';
+import type { Report as ReportModel, AuditEntry as AuditEntryModel, ModerationWarning as ModerationWarningModel } from './moderation.tables.js';
+import type { QueueItem as QueueItemModel } from './moderation.service.js';
 import type { RequestContext } from '../kernel/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -182,6 +184,12 @@ export type Query = {
   supportTickets: SupportTicketConnection;
   /** A support ticket of the viewer (staff: any ticket); NOT_FOUND otherwise. */
   supportTicket: SupportTicket;
+  /** The tribe's moderation queue (moderators and above), newest first; status OPEN by default. Relay cursors. */
+  moderationQueue: ModerationItemConnection;
+  /** The tribe's audit log (owner and admins), newest first. Relay cursors. */
+  auditLog: AuditLogEntryConnection;
+  /** The viewer's own warnings, mute and ban in a tribe (signed in). */
+  myModerationStatus: ModerationStatusOfViewer;
 };
 
 
@@ -229,6 +237,26 @@ export type QuerySupportTicketsArgs = {
 
 export type QuerySupportTicketArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryModerationQueueArgs = {
+  communityId: Scalars['ID']['input'];
+  status?: InputMaybe<ModerationStatus>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryAuditLogArgs = {
+  communityId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryMyModerationStatusArgs = {
+  communityId: Scalars['ID']['input'];
 };
 
 export type Mutation = {
@@ -284,6 +312,23 @@ export type Mutation = {
    * (FORBIDDEN otherwise; reopening is by replying).
    */
   setTicketStatus: SupportTicket;
+  /**
+   * Reports a target to the tribe's moderators (any member). One open report per reporter per target: a second report
+   * returns the open one and changes nothing. Not oneself or one's own content (cannot_report_self).
+   */
+  report: Report;
+  /**
+   * Acts on a target (moderators and above) and resolves its open reports; works on a member nobody reported. Actions on
+   * a user or their content reach only members of a lower role than the caller's (FORBIDDEN otherwise). durationHours:
+   * MUTE only, 1 to 720. Appended to the audit log. Returns the resolved item.
+   */
+  resolveReports: ModerationItem;
+  /** Restores a post or comment moderators removed (name exactly one). False when it was not removed. */
+  restoreContent: Scalars['Boolean']['output'];
+  /** Lifts a ban (moderators and above). False when the user was not banned. */
+  unbanMember: Scalars['Boolean']['output'];
+  /** Ends a mute now (moderators and above, over lower roles). False when the member was not muted. */
+  unmuteMember: Scalars['Boolean']['output'];
 };
 
 
@@ -364,6 +409,45 @@ export type MutationReplyToTicketArgs = {
 export type MutationSetTicketStatusArgs = {
   ticketId: Scalars['ID']['input'];
   status: SupportTicketStatus;
+};
+
+
+export type MutationReportArgs = {
+  communityId: Scalars['ID']['input'];
+  target: ReportTarget;
+  reason: ReportReason;
+  note?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationResolveReportsArgs = {
+  communityId: Scalars['ID']['input'];
+  targetId: Scalars['ID']['input'];
+  action: ModerationAction;
+  reason?: InputMaybe<Scalars['String']['input']>;
+  durationHours?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type MutationRestoreContentArgs = {
+  communityId: Scalars['ID']['input'];
+  postId?: InputMaybe<Scalars['ID']['input']>;
+  commentId?: InputMaybe<Scalars['ID']['input']>;
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUnbanMemberArgs = {
+  communityId: Scalars['ID']['input'];
+  userId: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUnmuteMemberArgs = {
+  communityId: Scalars['ID']['input'];
+  userId: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
 };
 
 /**
@@ -504,6 +588,163 @@ export type SupportTicketEdge = {
   cursor: Scalars['String']['output'];
 };
 
+/** Why a member reports something. */
+export type ReportReason =
+  | 'SPAM'
+  | 'HARASSMENT'
+  | 'HATE'
+  | 'NSFW'
+  | 'MISINFORMATION'
+  | 'OTHER';
+
+/** What a report or a moderation action is about. */
+export type ModerationTargetType =
+  | 'POST'
+  | 'COMMENT'
+  | 'USER'
+  | 'MESSAGE';
+
+/**
+ * What a report names: exactly one of a post or comment of the tribe the reporter can see, a member of the tribe, or a
+ * message of a conversation the reporter takes part in (its author must be a member of the tribe).
+ */
+export type ReportTarget = {
+  postId?: InputMaybe<Scalars['ID']['input']>;
+  commentId?: InputMaybe<Scalars['ID']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
+  messageId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** A report, as its reporter sees it. */
+export type Report = {
+  __typename?: 'Report';
+  id: Scalars['ID']['output'];
+  community: Community;
+  targetType: ModerationTargetType;
+  targetId: Scalars['ID']['output'];
+  reason: ReportReason;
+  note?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  /** Set once moderators acted on the target (any action, DISMISS included). */
+  resolvedAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type ModerationStatus =
+  | 'OPEN'
+  | 'RESOLVED';
+
+/**
+ * What moderators do with a target (resolveReports):
+ * - DISMISS: nothing; the reports close.
+ * - REMOVE_CONTENT: the post or comment is hidden from everyone except moderators and above and its author (restoreContent undoes it).
+ * - WARN: a warning stored for the user (they read it in myModerationStatus).
+ * - MUTE: for durationHours (1 to 720): no posts, comments, check-ins, wins or new conversations in the tribe (unmuteMember undoes it).
+ * - BAN: removed from the tribe, cannot rejoin by any path (unbanMember undoes it).
+ */
+export type ModerationAction =
+  | 'DISMISS'
+  | 'REMOVE_CONTENT'
+  | 'WARN'
+  | 'MUTE'
+  | 'BAN';
+
+/** Every action the audit log records: the queue's actions and their undos. */
+export type AuditAction =
+  | 'DISMISS'
+  | 'REMOVE_CONTENT'
+  | 'RESTORE_CONTENT'
+  | 'WARN'
+  | 'MUTE'
+  | 'UNMUTE'
+  | 'BAN'
+  | 'UNBAN';
+
+/** One target in the moderation queue, with its reports. */
+export type ModerationItem = {
+  __typename?: 'ModerationItem';
+  id: Scalars['ID']['output'];
+  community: Community;
+  targetType: ModerationTargetType;
+  targetId: Scalars['ID']['output'];
+  /** Who an action on the target reaches: the author of the post, comment or message, or the user. */
+  subject?: Maybe<User>;
+  status: ModerationStatus;
+  /** Open reports of an OPEN item; the reports the latest resolution closed for a RESOLVED one. */
+  reportCount: Scalars['Int']['output'];
+  /** The distinct reasons of those reports. */
+  reasons: Array<ReportReason>;
+  /** The target's current text: a post's or comment's body (also while removed), a message's text at its first report; null for a user. */
+  content?: Maybe<Scalars['String']['output']>;
+  /** The post a POST or COMMENT target belongs to. */
+  post?: Maybe<Post>;
+  /** Set while moderators have the post or comment removed. */
+  removedAt?: Maybe<Scalars['DateTime']['output']>;
+  lastReportedAt?: Maybe<Scalars['DateTime']['output']>;
+  resolvedAt?: Maybe<Scalars['DateTime']['output']>;
+  resolvedBy?: Maybe<User>;
+  /** The latest action taken (null while open). */
+  action?: Maybe<AuditAction>;
+  actionReason?: Maybe<Scalars['String']['output']>;
+};
+
+export type ModerationItemConnection = {
+  __typename?: 'ModerationItemConnection';
+  edges: Array<ModerationItemEdge>;
+  pageInfo: PageInfo;
+};
+
+export type ModerationItemEdge = {
+  __typename?: 'ModerationItemEdge';
+  node: ModerationItem;
+  /** Opaque; pass it as `after` to continue after this item. Valid only for the list it came from. */
+  cursor: Scalars['String']['output'];
+};
+
+/** One row of a tribe's audit log: append-only, never changed or deleted. */
+export type AuditLogEntry = {
+  __typename?: 'AuditLogEntry';
+  id: Scalars['ID']['output'];
+  /** Who acted (null when the account is gone). */
+  actor?: Maybe<User>;
+  action: AuditAction;
+  targetType: ModerationTargetType;
+  targetId: Scalars['ID']['output'];
+  reason?: Maybe<Scalars['String']['output']>;
+  /** For MUTE: how long. */
+  durationHours?: Maybe<Scalars['Int']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+};
+
+export type AuditLogEntryConnection = {
+  __typename?: 'AuditLogEntryConnection';
+  edges: Array<AuditLogEntryEdge>;
+  pageInfo: PageInfo;
+};
+
+export type AuditLogEntryEdge = {
+  __typename?: 'AuditLogEntryEdge';
+  node: AuditLogEntry;
+  cursor: Scalars['String']['output'];
+};
+
+/** A warning moderators gave the viewer in a tribe. */
+export type ModerationWarning = {
+  __typename?: 'ModerationWarning';
+  id: Scalars['ID']['output'];
+  reason?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+};
+
+/** The viewer's standing in a tribe. */
+export type ModerationStatusOfViewer = {
+  __typename?: 'ModerationStatusOfViewer';
+  /** The viewer's warnings in the tribe, newest first (the latest 50). */
+  warnings: Array<ModerationWarning>;
+  /** Until when the viewer is muted in the tribe; null when not muted. */
+  mutedUntil?: Maybe<Scalars['DateTime']['output']>;
+  banned: Scalars['Boolean']['output'];
+};
+
 
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -636,6 +877,21 @@ export type ResolversTypes = {
   SupportTicketReply: ResolverTypeWrapper<SupportReplyModel>;
   SupportTicketConnection: ResolverTypeWrapper<Omit<SupportTicketConnection, 'edges'> & { edges: Array<ResolversTypes['SupportTicketEdge']> }>;
   SupportTicketEdge: ResolverTypeWrapper<Omit<SupportTicketEdge, 'node'> & { node: ResolversTypes['SupportTicket'] }>;
+  ReportReason: ReportReason;
+  ModerationTargetType: ModerationTargetType;
+  ReportTarget: ReportTarget;
+  Report: ResolverTypeWrapper<ReportModel>;
+  ModerationStatus: ModerationStatus;
+  ModerationAction: ModerationAction;
+  AuditAction: AuditAction;
+  ModerationItem: ResolverTypeWrapper<QueueItemModel>;
+  ModerationItemConnection: ResolverTypeWrapper<Omit<ModerationItemConnection, 'edges'> & { edges: Array<ResolversTypes['ModerationItemEdge']> }>;
+  ModerationItemEdge: ResolverTypeWrapper<Omit<ModerationItemEdge, 'node'> & { node: ResolversTypes['ModerationItem'] }>;
+  AuditLogEntry: ResolverTypeWrapper<AuditEntryModel>;
+  AuditLogEntryConnection: ResolverTypeWrapper<Omit<AuditLogEntryConnection, 'edges'> & { edges: Array<ResolversTypes['AuditLogEntryEdge']> }>;
+  AuditLogEntryEdge: ResolverTypeWrapper<Omit<AuditLogEntryEdge, 'node'> & { node: ResolversTypes['AuditLogEntry'] }>;
+  ModerationWarning: ResolverTypeWrapper<ModerationWarningModel>;
+  ModerationStatusOfViewer: ResolverTypeWrapper<Omit<ModerationStatusOfViewer, 'warnings'> & { warnings: Array<ResolversTypes['ModerationWarning']> }>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -670,6 +926,16 @@ export type ResolversParentTypes = {
   SupportTicketReply: SupportReplyModel;
   SupportTicketConnection: Omit<SupportTicketConnection, 'edges'> & { edges: Array<ResolversParentTypes['SupportTicketEdge']> };
   SupportTicketEdge: Omit<SupportTicketEdge, 'node'> & { node: ResolversParentTypes['SupportTicket'] };
+  ReportTarget: ReportTarget;
+  Report: ReportModel;
+  ModerationItem: QueueItemModel;
+  ModerationItemConnection: Omit<ModerationItemConnection, 'edges'> & { edges: Array<ResolversParentTypes['ModerationItemEdge']> };
+  ModerationItemEdge: Omit<ModerationItemEdge, 'node'> & { node: ResolversParentTypes['ModerationItem'] };
+  AuditLogEntry: AuditEntryModel;
+  AuditLogEntryConnection: Omit<AuditLogEntryConnection, 'edges'> & { edges: Array<ResolversParentTypes['AuditLogEntryEdge']> };
+  AuditLogEntryEdge: Omit<AuditLogEntryEdge, 'node'> & { node: ResolversParentTypes['AuditLogEntry'] };
+  ModerationWarning: ModerationWarningModel;
+  ModerationStatusOfViewer: Omit<ModerationStatusOfViewer, 'warnings'> & { warnings: Array<ResolversParentTypes['ModerationWarning']> };
 };
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
@@ -758,6 +1024,9 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   unreadCounts?: Resolver<ResolversTypes['UnreadCounts'], ParentType, ContextType>;
   supportTickets?: Resolver<ResolversTypes['SupportTicketConnection'], ParentType, ContextType, Partial<QuerySupportTicketsArgs>>;
   supportTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<QuerySupportTicketArgs, 'id'>>;
+  moderationQueue?: Resolver<ResolversTypes['ModerationItemConnection'], ParentType, ContextType, RequireFields<QueryModerationQueueArgs, 'communityId'>>;
+  auditLog?: Resolver<ResolversTypes['AuditLogEntryConnection'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'communityId'>>;
+  myModerationStatus?: Resolver<ResolversTypes['ModerationStatusOfViewer'], ParentType, ContextType, RequireFields<QueryMyModerationStatusArgs, 'communityId'>>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -775,6 +1044,11 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   openSupportTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationOpenSupportTicketArgs, 'subject' | 'body' | 'category'>>;
   replyToTicket?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationReplyToTicketArgs, 'ticketId' | 'body'>>;
   setTicketStatus?: Resolver<ResolversTypes['SupportTicket'], ParentType, ContextType, RequireFields<MutationSetTicketStatusArgs, 'ticketId' | 'status'>>;
+  report?: Resolver<ResolversTypes['Report'], ParentType, ContextType, RequireFields<MutationReportArgs, 'communityId' | 'target' | 'reason'>>;
+  resolveReports?: Resolver<ResolversTypes['ModerationItem'], ParentType, ContextType, RequireFields<MutationResolveReportsArgs, 'communityId' | 'targetId' | 'action'>>;
+  restoreContent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRestoreContentArgs, 'communityId'>>;
+  unbanMember?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationUnbanMemberArgs, 'communityId' | 'userId'>>;
+  unmuteMember?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationUnmuteMemberArgs, 'communityId' | 'userId'>>;
 };
 
 export type ConversationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Conversation'] = ResolversParentTypes['Conversation'], FederationReferenceType extends FederationReferenceTypes['Conversation'] = FederationReferenceTypes['Conversation']> = {
@@ -854,6 +1128,79 @@ export type SupportTicketEdgeResolvers<ContextType = RequestContext, ParentType 
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type ReportResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Report'] = ResolversParentTypes['Report']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  community?: Resolver<ResolversTypes['Community'], ParentType, ContextType>;
+  targetType?: Resolver<ResolversTypes['ModerationTargetType'], ParentType, ContextType>;
+  targetId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['ReportReason'], ParentType, ContextType>;
+  note?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  resolvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+};
+
+export type ModerationItemResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ModerationItem'] = ResolversParentTypes['ModerationItem']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  community?: Resolver<ResolversTypes['Community'], ParentType, ContextType>;
+  targetType?: Resolver<ResolversTypes['ModerationTargetType'], ParentType, ContextType>;
+  targetId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  subject?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ModerationStatus'], ParentType, ContextType>;
+  reportCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  reasons?: Resolver<Array<ResolversTypes['ReportReason']>, ParentType, ContextType>;
+  content?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  removedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  lastReportedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  resolvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  resolvedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  action?: Resolver<Maybe<ResolversTypes['AuditAction']>, ParentType, ContextType>;
+  actionReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ModerationItemConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ModerationItemConnection'] = ResolversParentTypes['ModerationItemConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['ModerationItemEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type ModerationItemEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ModerationItemEdge'] = ResolversParentTypes['ModerationItemEdge']> = {
+  node?: Resolver<ResolversTypes['ModerationItem'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AuditLogEntryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['AuditLogEntry'] = ResolversParentTypes['AuditLogEntry']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  actor?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  action?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
+  targetType?: Resolver<ResolversTypes['ModerationTargetType'], ParentType, ContextType>;
+  targetId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  durationHours?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type AuditLogEntryConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['AuditLogEntryConnection'] = ResolversParentTypes['AuditLogEntryConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['AuditLogEntryEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type AuditLogEntryEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['AuditLogEntryEdge'] = ResolversParentTypes['AuditLogEntryEdge']> = {
+  node?: Resolver<ResolversTypes['AuditLogEntry'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ModerationWarningResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ModerationWarning'] = ResolversParentTypes['ModerationWarning']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type ModerationStatusOfViewerResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ModerationStatusOfViewer'] = ResolversParentTypes['ModerationStatusOfViewer']> = {
+  warnings?: Resolver<Array<ResolversTypes['ModerationWarning']>, ParentType, ContextType>;
+  mutedUntil?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  banned?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   User?: UserResolvers<ContextType>;
@@ -880,5 +1227,14 @@ export type Resolvers<ContextType = RequestContext> = {
   SupportTicketReply?: SupportTicketReplyResolvers<ContextType>;
   SupportTicketConnection?: SupportTicketConnectionResolvers<ContextType>;
   SupportTicketEdge?: SupportTicketEdgeResolvers<ContextType>;
+  Report?: ReportResolvers<ContextType>;
+  ModerationItem?: ModerationItemResolvers<ContextType>;
+  ModerationItemConnection?: ModerationItemConnectionResolvers<ContextType>;
+  ModerationItemEdge?: ModerationItemEdgeResolvers<ContextType>;
+  AuditLogEntry?: AuditLogEntryResolvers<ContextType>;
+  AuditLogEntryConnection?: AuditLogEntryConnectionResolvers<ContextType>;
+  AuditLogEntryEdge?: AuditLogEntryEdgeResolvers<ContextType>;
+  ModerationWarning?: ModerationWarningResolvers<ContextType>;
+  ModerationStatusOfViewer?: ModerationStatusOfViewerResolvers<ContextType>;
 };
 

@@ -1,6 +1,7 @@
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
 import type { Resolvers } from './engagement.generated.js';
 import { messagesResolvers } from './messages.resolvers.js';
+import { moderationResolvers } from './moderation.resolvers.js';
 import { notificationsResolvers } from './notifications.resolvers.js';
 import { realtimeResolvers } from './realtime.resolvers.js';
 import { supportResolvers } from './support.resolvers.js';
@@ -13,6 +14,7 @@ export const resolvers: Resolvers = {
   ...notificationsResolvers,
   ...messagesResolvers,
   ...supportResolvers,
-  Query: { ...notificationsResolvers.Query, ...messagesResolvers.Query, ...realtimeResolvers.Query, ...supportResolvers.Query },
-  Mutation: { ...notificationsResolvers.Mutation, ...messagesResolvers.Mutation, ...supportResolvers.Mutation },
+  ...moderationResolvers,
+  Query: { ...notificationsResolvers.Query, ...messagesResolvers.Query, ...realtimeResolvers.Query, ...supportResolvers.Query, ...moderationResolvers.Query },
+  Mutation: { ...notificationsResolvers.Mutation, ...messagesResolvers.Mutation, ...supportResolvers.Mutation, ...moderationResolvers.Mutation },
 };

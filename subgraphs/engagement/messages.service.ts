@@ -220,7 +220,8 @@ async function announce(tx: Executor, conversationId: string, messageId: string 
 /**
  * Starts a conversation of the caller and `userIds` (1 to 19 other users after removing duplicates and the caller):
  * every one of them and the caller must be members of one same tribe (`no_shared_tribe` otherwise, also for ids that
- * name nobody), and no block may stand between the caller and any of them (`blocked`). With one other user it is
+ * name nobody), one of those tribes must not have the caller muted (`member_muted`), and no block may stand between
+ * the caller and any of them (`blocked`). With one other user it is
  * their 1:1 conversation: the existing one when there is one (the caller rejoins it if they had left).
  */
 export async function startConversation(ctx: RequestContext, raw: { userIds: readonly string[] }): Promise<Conversation> {
@@ -234,6 +235,10 @@ export async function startConversation(ctx: RequestContext, raw: { userIds: rea
   const db = ctx.app.database.db;
   if (!(await shareATribe(db, [me, ...others]))) {
     throw invalid('no_shared_tribe', 'userIds: everyone in a conversation must be a member of one same tribe as you.');
+  }
+  // Moderation: a tribe where the caller is muted does not let them start conversations (docs/moderation.md).
+  if (!(await shareATribe(db, [me, ...others], { userId: me, at: ctx.app.clock() }))) {
+    throw forbidden('You are muted in every tribe you share with them: you cannot start a conversation now.', 'member_muted');
   }
   await requireNotBlocked(ctx, me, others);
   const now = ctx.app.clock();

@@ -1,4 +1,4 @@
-export { RANK, requireRole, requireTribeAdmin, requireView, requireVisible, requireWritable, viewerRole, viewerTribes } from './members.access.js';
+export { RANK, requireActiveMember, requireOutranks, requireRole, requireTribeAdmin, requireView, requireVisible, requireWritable, viewerRole, viewerTribes } from './members.access.js';
 export type { TribeCaller, TribeRef } from './members.access.js';
 export {
   addOwner,
@@ -17,6 +17,11 @@ export {
   shareATribe,
   memberUserIdsAmong,
   memberUserIdsPage,
+  sanctionOf,
+  muteMember,
+  unmuteMember,
+  banMember,
+  unbanMember,
 } from './members.service.js';
 export type { Member, Role } from './members.service.js';
 export { ROLES } from './members.tables.js';

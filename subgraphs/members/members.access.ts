@@ -111,3 +111,37 @@ export async function requireVisible<T extends { communityId: string }>(
   await requireView(ctx, await getCommunity(ctx, row.communityId));
   return row;
 }
+
+/**
+ * The gate of every write a member makes in a tribe (a post, a comment, a challenge check-in, a win, starting a
+ * conversation through the tribe): `requireRole(member)`, then not muted there (`member_muted`, FORBIDDEN / 403,
+ * whose message says until when). A banned user is no member, so `requireRole` already refuses them.
+ */
+export async function requireActiveMember(ctx: RequestContext, communityId: string): Promise<TribeCaller> {
+  const caller = await requireRole(ctx, communityId, 'member');
+  const sanction = await repo.findSanction(ctx.app.database.db, communityId, caller.userId);
+  if (sanction?.mutedUntil && sanction.mutedUntil > ctx.app.clock()) {
+    throw forbidden(`You are muted in this tribe until ${sanction.mutedUntil.toISOString()}.`, 'member_muted');
+  }
+  return caller;
+}
+
+/**
+ * The gate of a moderation action on a user: the caller is moderator or above in the tribe (401/403), the target is
+ * not the caller, and, when the target is a member, their role ranks below the caller's (`forbidden`: moderators
+ * cannot act on moderators, admins or the owner; admins cannot act on admins or the owner). Returns who passed and
+ * the target's role (null for a user who is not a member).
+ */
+export async function requireOutranks(
+  ctx: RequestContext,
+  communityId: string,
+  targetUserId: string,
+): Promise<TribeCaller & { targetRole: Role | null }> {
+  const caller = await requireRole(ctx, communityId, 'moderator');
+  if (targetUserId === caller.userId) throw forbidden('You cannot take a moderation action on yourself.');
+  const target = isUuid(targetUserId) ? await repo.find(ctx.app.database.db, communityId, targetUserId) : undefined;
+  if (target && RANK[target.role] >= RANK[caller.role]) {
+    throw forbidden('You can only take moderation actions on members of a lower role than yours.');
+  }
+  return { ...caller, targetRole: target?.role ?? null };
+}

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { preparedOnce, type Executor } from '../../db/src/index.js';
-import { communityInvites, members, xpAwards, type Member, type Role } from './members.tables.js';
+import { communityInvites, memberSanctions, members, xpAwards, type Member, type MemberSanction, type Role } from './members.tables.js';
 
 /** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
 export async function insertIfAbsent(db: Executor, communityId: string, userId: string, role: Role): Promise<Member | undefined> {
@@ -173,12 +173,17 @@ export async function memberUserIdsAmong(db: Executor, communityId: string, user
 }
 
 /** True when one tribe has every one of `userIds` (distinct ids) as a member, in one statement. */
-export async function haveCommonTribe(db: Executor, userIds: readonly string[]): Promise<boolean> {
+export async function haveCommonTribe(db: Executor, userIds: readonly string[], unmuted?: { userId: string; at: Date }): Promise<boolean> {
   if (userIds.length === 0) return false;
+  // With `unmuted`: only tribes where that user is not muted at `at` count.
+  const notMuted = unmuted
+    ? sql`not exists (select 1 from ${memberSanctions} s where s.community_id = ${members.communityId} and s.user_id = ${unmuted.userId}
+        and s.muted_until > ${unmuted.at.toISOString()}::timestamptz)`
+    : undefined;
   const rows = await db
     .select({ communityId: members.communityId })
     .from(members)
-    .where(inArray(members.userId, [...userIds]))
+    .where(and(inArray(members.userId, [...userIds]), notMuted))
     .groupBy(members.communityId)
     .having(sql`count(*) = ${userIds.length}`)
     .limit(1);
@@ -234,4 +239,36 @@ export async function membershipsOf(
     )
     .orderBy(desc(members.lastActiveAt), desc(members.id))
     .limit(limit);
+}
+
+/** A user's mute and ban in a tribe, if any. */
+export async function findSanction(db: Executor, communityId: string, userId: string): Promise<MemberSanction | undefined> {
+  const [row] = await db
+    .select()
+    .from(memberSanctions)
+    .where(and(eq(memberSanctions.communityId, communityId), eq(memberSanctions.userId, userId)))
+    .limit(1);
+  return row;
+}
+
+/** Sets (`undefined` leaves alone) the mute end and the ban time of a user in a tribe, creating the row when absent. */
+export async function setSanction(
+  db: Executor,
+  communityId: string,
+  userId: string,
+  patch: { mutedUntil?: Date | null; bannedAt?: Date | null },
+): Promise<void> {
+  await db
+    .insert(memberSanctions)
+    .values({ communityId, userId, mutedUntil: patch.mutedUntil ?? null, bannedAt: patch.bannedAt ?? null })
+    .onConflictDoUpdate({ target: [memberSanctions.communityId, memberSanctions.userId], set: patch });
+}
+
+/** Removes a user's membership of a tribe by user id (a ban); false when they were not a member. */
+export async function removeByUser(db: Executor, communityId: string, userId: string): Promise<boolean> {
+  const rows = await db
+    .delete(members)
+    .where(and(eq(members.communityId, communityId), eq(members.userId, userId)))
+    .returning({ id: members.id });
+  return rows.length > 0;
 }

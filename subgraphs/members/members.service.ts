@@ -57,11 +57,18 @@ export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, c
   const ctx: RequestContext = { app, caller: { userId }, requestId: 'signup' };
   const community = await getCommunity(ctx, invite.communityId);
   await requireWritable(ctx, community.id); // a suspended tribe takes nobody in
+  await refuseBanned(tx, community.id, userId);
   return join(tx, community.id, community.handle, userId);
 }
 
+/** `member_banned` (FORBIDDEN / 403) when the user is banned from the tribe: no join, by any path. */
+async function refuseBanned(db: Executor, communityId: string, userId: string): Promise<void> {
+  const sanction = await repo.findSanction(db, communityId, userId);
+  if (sanction?.bannedAt) throw forbidden('You are banned from this tribe.', 'member_banned');
+}
+
 /**
- * Joins a tribe. Public tribes are open; a private tribe needs a live invite code of that tribe.
+ * Joins a tribe (a banned user: `member_banned`). Public tribes are open; a private tribe needs a live invite code of that tribe.
  * Joining twice returns the existing membership and emits nothing.
  */
 export async function joinCommunity(ctx: RequestContext, handle: string, inviteCode?: string | null): Promise<Member> {
@@ -69,6 +76,7 @@ export async function joinCommunity(ctx: RequestContext, handle: string, inviteC
   const community = await getCommunityByHandle(ctx, handle);
   await requireWritable(ctx, community.id); // a suspended tribe takes nobody in
   const db = ctx.app.database.db;
+  await refuseBanned(db, community.id, userId);
   if (!community.isPublic) {
     const existing = await repo.find(db, community.id, userId);
     if (existing) return existing;
@@ -264,12 +272,12 @@ export async function memberIdsByUsernames(tx: Executor, communityId: string, us
 
 /**
  * True when at least one tribe counts every one of `userIds` among its members (direct messages: a conversation's
- * users must share a tribe). Duplicates are ignored; ids that are not UUIDs, or name nobody, make it false.
+ * users must share a tribe); with `unmuted`, a tribe where that user is muted at `at` does not count. Duplicates are ignored; ids that are not UUIDs, or name nobody, make it false.
  */
-export async function shareATribe(db: Executor, userIds: readonly string[]): Promise<boolean> {
+export async function shareATribe(db: Executor, userIds: readonly string[], unmuted?: { userId: string; at: Date }): Promise<boolean> {
   const distinct = [...new Set(userIds)];
   if (distinct.length === 0 || !distinct.every(isUuid)) return false;
-  return repo.haveCommonTribe(db, distinct);
+  return repo.haveCommonTribe(db, distinct, unmuted);
 }
 
 /**
@@ -283,4 +291,45 @@ export function memberUserIdsPage(db: Executor, communityId: string, afterUserId
 /** Which of `userIds` are members of the tribe now (read with `db`, a transaction included). */
 export function memberUserIdsAmong(db: Executor, communityId: string, userIds: readonly string[]): Promise<string[]> {
   return repo.memberUserIdsAmong(db, communityId, userIds);
+}
+
+/** A user's mute and ban in a tribe: `mutedUntil` (possibly past: the mute is over) and `bannedAt`, null when none. */
+export async function sanctionOf(db: Executor, communityId: string, userId: string): Promise<{ mutedUntil: Date | null; bannedAt: Date | null }> {
+  const row = await repo.findSanction(db, communityId, userId);
+  return { mutedUntil: row?.mutedUntil ?? null, bannedAt: row?.bannedAt ?? null };
+}
+
+/**
+ * Mutes a user in a tribe until `until`, inside the caller's transaction (the moderation area checked who may).
+ * Muting again replaces the end.
+ */
+export async function muteMember(tx: Executor, communityId: string, userId: string, until: Date): Promise<void> {
+  await repo.setSanction(tx, communityId, userId, { mutedUntil: until });
+}
+
+/** Ends a user's mute in a tribe at once; false when they were not muted (or the mute was over) at `now`. */
+export async function unmuteMember(tx: Executor, communityId: string, userId: string, now: Date): Promise<boolean> {
+  const row = await repo.findSanction(tx, communityId, userId);
+  if (!row?.mutedUntil || row.mutedUntil <= now) return false;
+  await repo.setSanction(tx, communityId, userId, { mutedUntil: null });
+  return true;
+}
+
+/**
+ * Bans a user from a tribe inside the caller's transaction: their membership is removed (emitting `member.removed`
+ * when they were a member) and they can no longer join by any path (`member_banned`). Their content stays.
+ */
+export async function banMember(tx: Executor, community: { id: string; handle: string }, userId: string, at: Date): Promise<void> {
+  await repo.setSanction(tx, community.id, userId, { bannedAt: at, mutedUntil: null });
+  if (await repo.removeByUser(tx, community.id, userId)) {
+    await emitEvent(tx, community.id, 'member.removed', { userId, handle: community.handle });
+  }
+}
+
+/** Lifts a ban (the user may join again like anyone); false when they were not banned. */
+export async function unbanMember(tx: Executor, communityId: string, userId: string): Promise<boolean> {
+  const row = await repo.findSanction(tx, communityId, userId);
+  if (!row?.bannedAt) return false;
+  await repo.setSanction(tx, communityId, userId, { bannedAt: null });
+  return true;
 }

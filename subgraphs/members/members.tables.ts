@@ -31,6 +31,15 @@ export const xpAwards = pgTable('xp_awards', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
+/** Mutes and bans of a user in a tribe (migration 0013): a mute ends by itself at `mutedUntil`; a ban stays until lifted. */
+export const memberSanctions = pgTable('member_sanctions', {
+  communityId: uuid('community_id').notNull(),
+  userId: uuid('user_id').notNull(),
+  mutedUntil: timestamp('muted_until', { withTimezone: true }),
+  bannedAt: timestamp('banned_at', { withTimezone: true }),
+});
+
 export const ROLES = ['owner', 'admin', 'moderator', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 export type Member = typeof members.$inferSelect;
+export type MemberSanction = typeof memberSanctions.$inferSelect;

@@ -11,7 +11,7 @@ import {
   idLoader,
   text,
 } from '../kernel/index.js';
-import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
+import { RANK, awardXp, requireActiveMember, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './wins.repository.js';
 import { WIN_STATUSES, type Win } from './wins.tables.js';
@@ -62,7 +62,7 @@ export async function listWins(ctx: RequestContext, communityId: string, raw: un
 /** A member posts a win; it waits for approval. */
 export async function postWin(ctx: RequestContext, communityId: string, raw: unknown): Promise<Win> {
   const community = await getCommunity(ctx, communityId);
-  const { userId } = await requireRole(ctx, community.id, 'member');
+  const { userId } = await requireActiveMember(ctx, community.id);
   const input = parseInput(winInput, raw);
   const win = await repo.insertWin(ctx.app.database.db, {
     communityId: community.id,
