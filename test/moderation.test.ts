@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { expectError } from './expected.js';
 import { crew, join, setJoinedAt, staffedTribe as staffed, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
-import { bearer, countOf, failure, gql, ok, sqlRows, startService, type TestService } from './support.js';
+import { bearer, countOf, failure, gql, movableClock, ok, sqlRows, startService, type TestService } from './support.js';
 
 const FORBIDDEN = { code: 'FORBIDDEN', reason: 'forbidden' };
 const UNAUTHENTICATED = { code: 'UNAUTHENTICATED', reason: 'unauthorized' };
@@ -38,9 +38,10 @@ const ROLES = ['owner', 'admin', 'moderator', 'member'] as const;
 describe('moderation', () => {
   let t: TestService;
   let cast: Cast;
+  const clock = movableClock();
 
   beforeAll(async () => {
-    t = await startService();
+    t = await startService({}, clock.now);
     cast = await crew(t);
   });
   afterAll(async () => {
@@ -333,6 +334,16 @@ describe('moderation', () => {
       expect(ok(await gql(t, s.moderator, Q.unmute, { c: s.tribe.id, u: s.member2.id })).unmuteMember).toBe(false);
       ok(await gql(t, s.member2, Q.post, { c: s.tribe.id, i: { content: 'back' } }));
       expect((await t.api.post(`/v1/communities/${s.tribe.id}/challenges/${challengeId}/checkins`).set(bearer(s.member2)).send({ content: 'done', day_number: 1 })).status).toBe(201);
+    });
+
+    it('ends by itself once its duration is over', async () => {
+      ok(await resolve(s.moderator, s.tribe.id, s.member.id, 'MUTE', { d: 1 }));
+      expect(failure(await gql(t, s.member, Q.post, { c: s.tribe.id, i: { content: 'x' } }))).toEqual(MUTED);
+      clock.advance(59 * 60_000);
+      expect(failure(await gql(t, s.member, Q.post, { c: s.tribe.id, i: { content: 'x' } }))).toEqual(MUTED);
+      clock.advance(2 * 60_000);
+      ok(await gql(t, s.member, Q.post, { c: s.tribe.id, i: { content: 'after the mute' } }));
+      expect(ok(await gql(t, s.member, Q.status, { c: s.tribe.id })).myModerationStatus.mutedUntil).toBeNull();
     });
   });
 
