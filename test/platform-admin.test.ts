@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
-import { actor, createKey, createPost, createTribe, join, seedOrder, signupUser, unique, type Actor, type TestUser } from './factory.js';
+import { actor, createKey, createPost, createTribe, crew, join, seedOrder, signupUser, staffedTribe, unique, type Actor, type TestUser } from './factory.js';
 import {
   ManualClock,
   TEST_DATABASE_URL,
@@ -101,19 +101,46 @@ describe('platform administration', () => {
       ]);
     });
 
-    it('refuses staff-only fields to signed-out callers (UNAUTHENTICATED) and to tribe owners who are not staff (FORBIDDEN)', async () => {
-      const owner = await signupUser(t);
-      const tribe = await createTribe(t, owner);
-      expect(failure(await gql(t, null, STATS)).code).toBe('UNAUTHENTICATED');
-      expect(failure(await gql(t, owner, STATS)).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, owner, AUDIT, { first: 5 })).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, owner, SUSPEND_USER, { u: staff.id, r: 'no' })).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, owner, SUSPEND_TRIBE, { c: tribe.id, r: 'mine' })).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, owner, FEATURE, { c: tribe.id, f: true })).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, owner, '{ me { isPlatformStaff } }')).code).toBe('FORBIDDEN');
-      expect(failure(await gql(t, null, SUSPEND_TRIBE, { c: tribe.id, r: 'x' })).code).toBe('UNAUTHENTICATED');
-      // Nothing changed.
-      expect(await sqlRows(t, sql`select suspended_at, featured_at from communities where id = ${tribe.id}`)).toEqual([{ suspended_at: null, featured_at: null }]);
+    describe('staff-only operations, by role (owner, admin, moderator, member of a tribe, outsider, anonymous)', () => {
+      let cast: Awaited<ReturnType<typeof staffedTribe>>;
+      let target: TestUser;
+      beforeAll(async () => {
+        cast = await staffedTribe(t, await crew(t));
+        target = await signupUser(t);
+      }, 60_000);
+      const operations: Array<[string, () => [string, Record<string, unknown>]]> = [
+        ['platformStats', () => [STATS, {}]],
+        ['platformAuditLog', () => [AUDIT, { first: 5 }]],
+        ['suspendUser', () => [SUSPEND_USER, { u: target.id, r: 'no' }]],
+        ['unsuspendUser', () => [UNSUSPEND_USER, { u: target.id }]],
+        ['suspendCommunity', () => [SUSPEND_TRIBE, { c: cast.tribe.id, r: 'mine' }]],
+        ['unsuspendCommunity', () => [UNSUSPEND_TRIBE, { c: cast.tribe.id }]],
+        ['featureCommunity', () => [FEATURE, { c: cast.tribe.id, f: true }]],
+        ['User.suspension', () => ['{ me { suspension { reason } } }', {}]],
+        ['User.isPlatformStaff', () => ['{ me { isPlatformStaff } }', {}]],
+        ['Community.suspensionReason', () => ['query($id: ID!){ community(id: $id){ suspensionReason } }', { id: cast.tribe.id }]],
+      ];
+      for (const [name, op] of operations) {
+        for (const role of ['owner', 'admin', 'moderator', 'member', 'outsider'] as const) {
+          it(`${name}: ${role} gets FORBIDDEN and changes nothing`, async () => {
+            const [query, variables] = op();
+            expect(failure(await gql(t, cast[role], query, variables)).code).toBe('FORBIDDEN');
+            expect(await sqlRows(t, sql`select suspended_at, featured_at from communities where id = ${cast.tribe.id}`)).toEqual([{ suspended_at: null, featured_at: null }]);
+            expect(await sqlRows(t, sql`select suspended_at from users where id = ${target.id}`)).toEqual([{ suspended_at: null }]);
+          });
+        }
+        if (!name.includes('.')) {
+          it(`${name}: anonymous gets UNAUTHENTICATED`, async () => {
+            const [query, variables] = op();
+            expect(failure(await gql(t, null, query, variables)).code).toBe('UNAUTHENTICATED');
+          });
+        }
+      }
+      it('Community.suspensionReason: anonymous gets UNAUTHENTICATED; staff read it (null while not suspended)', async () => {
+        const query = 'query($id: ID!){ community(id: $id){ suspended suspensionReason } }';
+        expect(failure(await gql(t, null, query, { id: cast.tribe.id })).code).toBe('UNAUTHENTICATED');
+        expect(ok(await gql(t, staff, query, { id: cast.tribe.id })).community).toEqual({ suspended: false, suspensionReason: null });
+      });
     });
 
     itOnPostgres('grants and revokes staff with `npm run admin -- grant|revoke <email>` (a child process on the same database)', async () => {
