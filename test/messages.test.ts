@@ -16,6 +16,7 @@ const Q = {
   read: 'mutation($c: ID!, $m: ID!){ markConversationRead(conversationId: $c, upToMessageId: $m) }',
   leave: 'mutation($c: ID!){ leaveConversation(conversationId: $c) }',
   block: 'mutation($u: ID!){ blockUser(userId: $u) }',
+  unreadNotifications: 'query{ unreadNotificationCount notifications(first: 10, unreadOnly: true){ edges { node { id kind } } } }',
   unblock: 'mutation($u: ID!){ unblockUser(userId: $u) }',
   conversations: `query($f: Int, $a: String){ conversations(first: $f, after: $a){ edges { cursor node { ${CONVERSATION} } } pageInfo { hasNextPage endCursor } } }`,
   conversation: `query($id: ID!){ conversation(id: $id){ ${CONVERSATION} } }`,
@@ -222,6 +223,47 @@ describe('direct messages', () => {
       expect(failure(await gql(t, b, Q.read, { c: id, m: elsewhere.id }))).toEqual({ code: 'NOT_FOUND', reason: 'not_found' });
     });
 
+    it("marks the reader's message notification of the conversation read once read up to the latest message (or on writing), not before", async () => {
+      const { users: [a, b] } = await tribeOf(2);
+      const { id } = await started(a, [b]);
+      tick();
+      const m1 = await sent(a, id, 'one');
+      tick();
+      const m2 = await sent(a, id, 'two');
+      const unreadOfB = async () => ok(await gql(t, b, Q.unreadNotifications));
+      const unreadRows = () => countOf(t, sql`select count(*)::int as n from notifications where user_id = ${b.id} and kind = 'message' and conversation_id = ${id} and read_at is null`);
+      expect(await unreadOfB()).toMatchObject({ unreadNotificationCount: 1, notifications: { edges: [{ node: { kind: 'message' } }] } });
+      // Read up to the first message only: the second is still unread, so is the notification.
+      expect(ok(await gql(t, b, Q.read, { c: id, m: m1.id })).markConversationRead).toBe(true);
+      expect((await unreadOfB()).unreadNotificationCount).toBe(1);
+      tick();
+      expect(ok(await gql(t, b, Q.read, { c: id, m: m2.id })).markConversationRead).toBe(true);
+      expect(await unreadOfB()).toEqual({ unreadNotificationCount: 0, notifications: { edges: [] } });
+      expect(await unreadRows()).toBe(0);
+      expect(await messageNotifications(b.id)).toBe(1);
+      // A new message notifies again; b's reply reads the conversation up to it, and the notification with it.
+      tick();
+      await sent(a, id, 'three');
+      expect((await unreadOfB()).unreadNotificationCount).toBe(1);
+      tick();
+      await sent(b, id, 'reply');
+      expect((await unreadOfB()).unreadNotificationCount).toBe(0);
+      expect(await unreadRows()).toBe(0);
+      // The other conversation's notification is left alone.
+      const { users: [x] } = await tribeOf(1);
+      const tribe = await createTribe(t, x);
+      await join(t, b, tribe.handle);
+      const other = await started(x, [b]);
+      tick();
+      await sent(x, other.id, 'elsewhere');
+      tick();
+      await sent(a, id, 'four');
+      const four = (await messagesOf(b, id, 1)).edges[0].node;
+      ok(await gql(t, b, Q.read, { c: id, m: four.id }));
+      expect(await unreadOfB()).toMatchObject({ unreadNotificationCount: 1 });
+      expect(await countOf(t, sql`select count(*)::int as n from notifications where user_id = ${b.id} and read_at is null and conversation_id = ${other.id}`)).toBe(1);
+    });
+
     it('numbers concurrent sends of both sides without gaps, and lists them in that order', async () => {
       const { users: [a, b] } = await tribeOf(2);
       const { id } = await started(a, [b]);
@@ -324,6 +366,32 @@ describe('direct messages', () => {
       expect(ok(await gql(t, a, Q.conversation, { id })).conversation.participants.map((p: any) => p.id).sort()).toEqual([a.id, b.id].sort());
       expect(ok(await gql(t, c, Q.conversation, { id })).conversation).toBeNull();
       expect((await conversationsOf(c)).edges).toEqual([]);
+    });
+
+    it("removes the leaver's notifications of the conversation (read or unread) with it, and no one else's", async () => {
+      const { users: [a, b, c] } = await tribeOf(3);
+      const group = await started(a, [b, c]);
+      const pair = await started(a, [c]);
+      tick();
+      await sent(a, group.id, 'to the group');
+      tick();
+      await sent(a, pair.id, 'just you');
+      const unreadCount = async (who: TestUser) => ok(await gql(t, who, Q.unreadNotifications)).unreadNotificationCount;
+      expect(await unreadCount(c)).toBe(2);
+      expect(ok(await gql(t, c, Q.leave, { c: group.id })).leaveConversation).toBe(true);
+      expect(await countOf(t, sql`select count(*)::int as n from notifications where user_id = ${c.id} and conversation_id = ${group.id}`)).toBe(0);
+      expect(await unreadCount(c)).toBe(1);
+      expect(ok(await gql(t, c, Q.unreadNotifications)).notifications.edges).toHaveLength(1);
+      expect(await unreadCount(b)).toBe(1);
+      // A read one goes too (1:1): the leaver has nothing left of it; a new message brings them back, notified again.
+      const last = (await messagesOf(c, pair.id, 1)).edges[0].node;
+      ok(await gql(t, c, Q.read, { c: pair.id, m: last.id }));
+      expect(await countOf(t, sql`select count(*)::int as n from notifications where user_id = ${c.id} and conversation_id = ${pair.id} and read_at is not null`)).toBe(1);
+      expect(ok(await gql(t, c, Q.leave, { c: pair.id })).leaveConversation).toBe(true);
+      expect(await countOf(t, sql`select count(*)::int as n from notifications where user_id = ${c.id}`)).toBe(0);
+      tick();
+      await sent(a, pair.id, 'come back');
+      expect(await unreadCount(c)).toBe(1);
     });
 
     it('hides a 1:1 conversation from who left until the other side writes again (or they start it again)', async () => {

@@ -30,7 +30,7 @@ import {
 import { shareATribe } from '../members/index.js';
 import { publish, publishAll, type RealtimeSignal } from '../realtime/index.js';
 import * as repo from './messages.repository.js';
-import { notify } from './notifications.service.js';
+import { markConversationNotificationsRead, notify, removeConversationNotifications } from './notifications.service.js';
 import type { Conversation, Message } from './messages.tables.js';
 
 export type { Conversation, Message } from './messages.tables.js';
@@ -308,6 +308,8 @@ export async function sendMessage(ctx: RequestContext, conversationId: string, r
     const seq = await repo.advance(tx, conversation.id, id, now);
     const created = await repo.insertMessage(tx, { id, conversationId: conversation.id, seq, authorId: me, body, createdAt: now });
     await repo.markRead(tx, conversation.id, me, seq);
+    // Writing reads the conversation up to here: the sender's own `message` notification of it is read too.
+    await markConversationNotificationsRead(tx, me, conversation.id, now);
     if (other) await repo.rejoin(tx, conversation.id, [other]);
     const recipients = (await repo.currentParticipants(tx, [conversation.id])).map((p) => p.userId).filter((u) => u !== me);
     // In a group, who blocks the sender still reads the message but is not notified of it.
@@ -377,16 +379,22 @@ export async function deleteMessage(ctx: RequestContext, id: string): Promise<bo
 
 /**
  * Moves the caller's read mark in a conversation of theirs up to `upToMessageId` (a message of that conversation,
- * else `not_found`); it never moves back. True when it moved.
+ * else `not_found`); it never moves back. True when it moved. When nothing of others is left unread after it (read up
+ * to the latest message), the caller's `message` notification of the conversation is marked read in the same
+ * transaction. One `unread` signal for the caller when either changed.
  */
 export async function markConversationRead(ctx: RequestContext, conversationId: string, upToMessageId: string): Promise<boolean> {
   const me = requireUser(ctx);
   const conversation = await requireConversation(ctx, conversationId);
   const message = await messageForViewer(ctx, upToMessageId);
   if (!message || message.conversationId !== conversation.id) throw notFound('Message');
+  const now = ctx.app.clock();
   const moved = await ctx.app.database.db.transaction(async (tx) => {
     const changed = await repo.markRead(tx, conversation.id, me, message.seq);
-    if (changed) await publish(tx, { topic: 'unread', userId: me });
+    const left = (await repo.unreadCounts(tx, me, [conversation.id])).get(conversation.id) ?? 0;
+    // markConversationNotificationsRead announces the caller's unread count when it marked one.
+    const cleared = left === 0 ? await markConversationNotificationsRead(tx, me, conversation.id, now) : 0;
+    if (changed && cleared === 0) await publish(tx, { topic: 'unread', userId: me });
     return changed;
   });
   forget(ctx, conversation.id);
@@ -394,7 +402,8 @@ export async function markConversationRead(ctx: RequestContext, conversationId: 
 }
 
 /**
- * Leaves a conversation of the caller: they stop reading it at once and it leaves their list (with everything read).
+ * Leaves a conversation of the caller: they stop reading it at once and it leaves their list (with everything read);
+ * their notifications of it are deleted in the same transaction.
  * A group is left for good (a new conversation is needed to talk again). A 1:1 conversation stays the pair's one:
  * the other side can still write in it, and a new message (or `startConversation` by the one who left) brings the one
  * who left back, with the history.
@@ -405,7 +414,9 @@ export async function leaveConversation(ctx: RequestContext, conversationId: str
   const now = ctx.app.clock();
   await ctx.app.database.db.transaction(async (tx) => {
     if (!(await repo.leave(tx, conversation.id, me, now))) throw notFound('Conversation');
-    await announce(tx, conversation.id, null, [me]);
+    // removeConversationNotifications announces the caller's unread count when an unread one went.
+    const removed = await removeConversationNotifications(tx, me, conversation.id);
+    await announce(tx, conversation.id, null, removed > 0 ? [] : [me]);
   });
   forget(ctx, conversation.id);
   return true;

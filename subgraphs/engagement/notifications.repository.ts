@@ -166,6 +166,25 @@ export async function markRead(tx: Executor, userId: string, ids: readonly strin
   return rows.map((r) => r.id);
 }
 
+/** Marks the user's unread notifications of `kind` about a conversation read. Returns the ids marked. */
+export async function markConversationKindRead(tx: Executor, userId: string, conversationId: string, kind: NotificationKind, at: Date): Promise<string[]> {
+  const rows = await tx
+    .update(notifications)
+    .set({ readAt: at })
+    .where(and(eq(notifications.userId, userId), eq(notifications.conversationId, conversationId), eq(notifications.kind, kind), isNull(notifications.readAt)))
+    .returning({ id: notifications.id });
+  return rows.map((r) => r.id);
+}
+
+/** Deletes the user's notifications about a conversation (read or not). Returns how many were unread. */
+export async function deleteForConversation(tx: Executor, userId: string, conversationId: string): Promise<number> {
+  const rows = await tx
+    .delete(notifications)
+    .where(and(eq(notifications.userId, userId), eq(notifications.conversationId, conversationId)))
+    .returning({ readAt: notifications.readAt });
+  return rows.filter((r) => r.readAt === null).length;
+}
+
 /** The user's changes to the default preferences. */
 export async function preferencesOf(db: Executor, userId: string): Promise<Array<{ kind: NotificationKind; channel: Channel; enabled: boolean }>> {
   return db

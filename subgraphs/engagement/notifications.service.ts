@@ -185,6 +185,27 @@ export async function markNotificationsRead(ctx: RequestContext, raw: { ids?: re
   });
 }
 
+/**
+ * The messages area calls these in its own transaction. `markConversationNotificationsRead`: the user read a
+ * conversation up to its latest message (or wrote in it), so their `message` notification of it is read too; announces
+ * their unread count when one was marked. Returns how many were marked.
+ */
+export async function markConversationNotificationsRead(tx: Executor, userId: string, conversationId: string, at: Date): Promise<number> {
+  const marked = await repo.markConversationKindRead(tx, userId, conversationId, 'message', at);
+  if (marked.length > 0) await publishAll(tx, [{ topic: 'unread', userId }]);
+  return marked.length;
+}
+
+/**
+ * The user left a conversation: their notifications of it are deleted (they can no longer open it); announces their
+ * unread count when an unread one went. Returns how many were unread.
+ */
+export async function removeConversationNotifications(tx: Executor, userId: string, conversationId: string): Promise<number> {
+  const unread = await repo.deleteForConversation(tx, userId, conversationId);
+  if (unread > 0) await publishAll(tx, [{ topic: 'unread', userId }]);
+  return unread;
+}
+
 /** One preference as the web app shows it. */
 export interface PreferenceView {
   kind: NotificationKind;
