@@ -78,7 +78,7 @@ export type CommunityConnection = {
   pageInfo: PageInfo;
 };
 
-/** How discoverCommunities orders public tribes; ties by id (descending). */
+/** How discoverCommunities orders public tribes after the ones platform staff feature (featured first in every sort); ties by id (descending). */
 export type DiscoverSort =
   /** Most joins in the last 7 days (members.joined_at within 7 days of the service clock) first. */
   | 'TRENDING'
@@ -101,13 +101,14 @@ export type Query = {
   /** Tribes, newest first; perPage at most 50. */
   communities: CommunityPage;
   /**
-   * Discover PUBLIC tribes (private tribes are never listed), for anyone, signed in or not. query: matches name, handle or
+   * Discover PUBLIC tribes (private and suspended tribes are never listed), for anyone, signed in or not. Tribes featured
+   * by platform staff come first, then the sort's order. query: matches name, handle or
    * description, case-insensitive, taken literally (% and _ are not wildcards), at most 100 characters. category: one of
    * the fixed list (else BAD_USER_INPUT invalid_input naming category). first: 1 to 50 (default 20, else invalid_first);
    * after: an endCursor of the same sort, query and category (else invalid_cursor).
    */
   discoverCommunities: CommunityConnection;
-  /** Every category of the fixed list, in its order, with its number of public tribes (0 included). */
+  /** Every category of the fixed list, in its order, with its number of public tribes (0 included; suspended tribes are not counted). */
   communityCategories: Array<CategoryCount>;
 };
 
