@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { expectError } from './expected.js';
-import { crew, join, setJoinedAt, staffedTribe as staffed, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
-import { bearer, countOf, failure, gql, movableClock, ok, sqlRows, startService, type TestService } from './support.js';
+import { actor, crew, join, setJoinedAt, staffedTribe as staffed, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, failure, gql, movableClock, type GqlResult, ok, sqlRows, startService, type TestService } from './support.js';
 
 const FORBIDDEN = { code: 'FORBIDDEN', reason: 'forbidden' };
 const UNAUTHENTICATED = { code: 'UNAUTHENTICATED', reason: 'unauthorized' };
@@ -58,10 +58,77 @@ describe('moderation', () => {
   const newComment = async (who: Actor, postId: string) => ok(await gql(t, who, Q.comment, { p: postId, i: { content: `comment ${unique()}` } })).createComment.id as string;
   const report = (who: Actor | null, communityId: string, target: Record<string, string>, reason = 'SPAM', note?: string) =>
     gql(t, who, Q.report, { c: communityId, t: target, r: reason, n: note });
-  const resolve = (who: Actor, communityId: string, targetId: string, action: string, extra: { r?: string; d?: number } = {}) =>
+  const resolve = (who: Actor | null, communityId: string, targetId: string, action: string, extra: { r?: string; d?: number } = {}) =>
     gql(t, who, Q.resolve, { c: communityId, t: targetId, a: action, ...extra });
   const queue = async (who: Actor, communityId: string, status = 'OPEN') => ok(await gql(t, who, Q.queue, { c: communityId, s: status, f: 50 })).moderationQueue.edges.map((e: any) => e.node);
   const auditRows = async (who: Actor, communityId: string) => ok(await gql(t, who, Q.audit, { c: communityId, f: 50 })).auditLog.edges.map((e: any) => e.node);
+
+  describe('role matrix (each action on a plain member or their post)', () => {
+    type Caller = (typeof ROLES)[number] | 'outsider' | 'anonymous';
+    const CALLERS: Caller[] = ['owner', 'admin', 'moderator', 'member', 'outsider', 'anonymous'];
+    const STAFF = ['✓', '✓', '✓', 'forbidden', 'forbidden', 'unauthorized'];
+    // Cells in the order of CALLERS: ✓ allowed, else the expected extensions.reason.
+    const MATRIX: Record<string, string[]> = {
+      report: ['✓', '✓', '✓', '✓', 'forbidden', 'unauthorized'],
+      moderationQueue: STAFF,
+      DISMISS: STAFF,
+      REMOVE_CONTENT: STAFF,
+      WARN: STAFF,
+      MUTE: STAFF,
+      BAN: STAFF,
+      restoreContent: STAFF,
+      unmuteMember: STAFF,
+      unbanMember: STAFF,
+      auditLog: ['✓', '✓', 'forbidden', 'forbidden', 'forbidden', 'unauthorized'],
+    };
+    let s: Staffed;
+    beforeAll(async () => {
+      s = await staffedTribe(await crew(t));
+    });
+    /** A new plain member of the tribe (joined two days ago), the target of one cell. */
+    const freshMember = async () => {
+      const u = await actor(t);
+      await join(t, u, s.tribe.handle);
+      await setJoinedAt(t, s.tribe.id, u.id, new Date(Date.now() - 2 * 86_400_000).toISOString());
+      return u;
+    };
+    const reportedPost = async () => {
+      const postId = await newPost(await freshMember(), s.tribe.id);
+      ok(await report(s.member2, s.tribe.id, { postId }));
+      return postId;
+    };
+    const ACTIONS: Record<string, (as: Actor | null) => Promise<GqlResult>> = {
+      report: async (as) => report(as, s.tribe.id, { postId: await newPost(await freshMember(), s.tribe.id) }),
+      moderationQueue: (as) => gql(t, as, Q.queue, { c: s.tribe.id }),
+      DISMISS: async (as) => resolve(as, s.tribe.id, await reportedPost(), 'DISMISS'),
+      REMOVE_CONTENT: async (as) => resolve(as, s.tribe.id, await reportedPost(), 'REMOVE_CONTENT'),
+      WARN: async (as) => resolve(as, s.tribe.id, (await freshMember()).id, 'WARN'),
+      MUTE: async (as) => resolve(as, s.tribe.id, (await freshMember()).id, 'MUTE', { d: 1 }),
+      BAN: async (as) => resolve(as, s.tribe.id, (await freshMember()).id, 'BAN'),
+      restoreContent: async (as) => {
+        const postId = await reportedPost();
+        ok(await resolve(s.owner, s.tribe.id, postId, 'REMOVE_CONTENT'));
+        return gql(t, as, Q.restore, { c: s.tribe.id, p: postId });
+      },
+      unmuteMember: async (as) => {
+        const u = await freshMember();
+        ok(await resolve(s.owner, s.tribe.id, u.id, 'MUTE', { d: 1 }));
+        return gql(t, as, Q.unmute, { c: s.tribe.id, u: u.id });
+      },
+      unbanMember: async (as) => {
+        const u = await freshMember();
+        ok(await resolve(s.owner, s.tribe.id, u.id, 'BAN'));
+        return gql(t, as, Q.unban, { c: s.tribe.id, u: u.id });
+      },
+      auditLog: (as) => gql(t, as, Q.audit, { c: s.tribe.id }),
+    };
+    const cells = Object.entries(MATRIX).flatMap(([action, row]) => CALLERS.map((caller, i) => [action, caller, row[i]] as const));
+    it.each(cells)('%s by the %s: %s', async (action, caller, cell) => {
+      const out = await ACTIONS[action](caller === 'anonymous' ? null : s[caller]);
+      if (cell === '✓') ok(out);
+      else expect(failure(out).reason).toBe(cell);
+    });
+  });
 
   describe('report', () => {
     let s: Staffed;
