@@ -20,6 +20,7 @@ const Q = {
   leaveTribe: 'mutation($h: String!){ leaveCommunity(handle: $h) }',
   createEvent: 'mutation($c: ID!, $i: CreateEventInput!){ createEvent(communityId: $c, input: $i){ id } }',
   markAll: 'mutation { markNotificationsRead(all: true) }',
+  read: 'mutation($c: ID!, $m: ID!){ markConversationRead(conversationId: $c, upToMessageId: $m) }',
 };
 const S = {
   notifications: 'subscription { notificationAdded { id kind text conversationId community { id } actors { username } } }',
@@ -174,6 +175,26 @@ describe('GraphQL subscriptions over WebSocket', () => {
       // The sender hears nothing about their own message on their notification stream.
       expect(tribe.id).toBeTruthy();
       for (const r of [messages, conversations, unread, notifications]) expect(r.error).toBeNull();
+    });
+
+    it('pushes unreadCountsChanged with both counts: a message adds to each, reading the conversation to its end takes both back to 0', async () => {
+      const { users, conversation } = await tribeWithConversation(2);
+      const [a, b] = users;
+      const unread = await listen(connect({ cookie: b.cookie }), S.unread);
+      const first = await send(a, conversation.id, 'one');
+      await waitFor(() => unread.events.length >= 1 && unread.events.at(-1)!.unreadCountsChanged.messages === 1, 10_000, 'counts after the first message');
+      expect(unread.events.at(-1)).toEqual({ unreadCountsChanged: { notifications: 1, messages: 1 } });
+      const second = await send(a, conversation.id, 'two');
+      await waitFor(() => unread.events.at(-1)!.unreadCountsChanged.messages === 2, 10_000, 'counts after the second message');
+      // Unread messages of one conversation fold into one notification.
+      expect(unread.events.at(-1)).toEqual({ unreadCountsChanged: { notifications: 1, messages: 2 } });
+      ok(await gql(t, b, Q.read, { c: conversation.id, m: first }));
+      await waitFor(() => unread.events.at(-1)!.unreadCountsChanged.messages === 1, 10_000, 'counts after reading the first');
+      expect(unread.events.at(-1)).toEqual({ unreadCountsChanged: { notifications: 1, messages: 1 } });
+      ok(await gql(t, b, Q.read, { c: conversation.id, m: second }));
+      await waitFor(() => unread.events.at(-1)!.unreadCountsChanged.messages === 0, 10_000, 'counts after reading to the end');
+      expect(unread.events.at(-1)).toEqual({ unreadCountsChanged: { notifications: 0, messages: 0 } });
+      expect(unread.error).toBeNull();
     });
 
     it('pushes notificationAdded for a tribe-wide event to members, and nothing to who left the tribe', async () => {
