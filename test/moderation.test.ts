@@ -80,6 +80,7 @@ describe('moderation', () => {
       unmuteMember: STAFF,
       unbanMember: STAFF,
       auditLog: ['✓', '✓', 'forbidden', 'forbidden', 'forbidden', 'unauthorized'],
+      myModerationStatus: ['✓', '✓', '✓', '✓', '✓', 'unauthorized'],
     };
     let s: Staffed;
     beforeAll(async () => {
@@ -121,6 +122,7 @@ describe('moderation', () => {
         return gql(t, as, Q.unban, { c: s.tribe.id, u: u.id });
       },
       auditLog: (as) => gql(t, as, Q.audit, { c: s.tribe.id }),
+      myModerationStatus: (as) => gql(t, as, Q.status, { c: s.tribe.id }),
     };
     const cells = Object.entries(MATRIX).flatMap(([action, row]) => CALLERS.map((caller, i) => [action, caller, row[i]] as const));
     it.each(cells)('%s by the %s: %s', async (action, caller, cell) => {
