@@ -121,17 +121,18 @@ export async function isSuspended(app: AppDeps, userId: string): Promise<boolean
 /**
  * Suspends a user (platform staff decide; the caller checks that): from the next request on, their sessions,
  * `__session` tokens, access tokens and refresh tokens are refused and sign-in answers `account_suspended`. `until`
- * null: until lifted. Returns the user, or `not_found`.
+ * null: until lifted. Written through `db` (pass a transaction to record it with something else). Returns the user, or
+ * `not_found`.
  */
-export async function suspendAccount(app: AppDeps, userId: string, reason: string, until: Date | null): Promise<User> {
-  const user = isUuid(userId) ? await repo.setSuspension(app.database.db, userId, { suspendedAt: app.clock(), until, reason }) : undefined;
+export async function suspendAccount(app: AppDeps, userId: string, reason: string, until: Date | null, db: Executor = app.database.db): Promise<User> {
+  const user = isUuid(userId) ? await repo.setSuspension(db, userId, { suspendedAt: app.clock(), until, reason }) : undefined;
   if (!user) throw notFound('User');
   return user;
 }
 
-/** Lifts a user's suspension (a user who is not suspended stays so). Returns the user, or `not_found`. */
-export async function unsuspendAccount(app: AppDeps, userId: string): Promise<User> {
-  const user = isUuid(userId) ? await repo.setSuspension(app.database.db, userId, null) : undefined;
+/** Lifts a user's suspension (a user who is not suspended stays so), through `db`. Returns the user, or `not_found`. */
+export async function unsuspendAccount(app: AppDeps, userId: string, db: Executor = app.database.db): Promise<User> {
+  const user = isUuid(userId) ? await repo.setSuspension(db, userId, null) : undefined;
   if (!user) throw notFound('User');
   return user;
 }

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import type { Executor } from '../../db/src/index.js';
 import { z } from 'zod';
 import { paidOrdersByCurrency } from '../commerce/index.js';
 import { postsPerDay } from '../content/index.js';
@@ -52,14 +53,16 @@ const reasonRule = text({ max: 500, min: 1, trim: true, required: 'reason is req
 const suspendInput = z.object({ reason: reasonRule, until: z.date().nullable().optional() });
 const communityReasonInput = z.object({ reason: reasonRule });
 
+/** Appends an audit row through `db` (the transaction of the action it records). */
 async function audit(
   ctx: RequestContext | { app: AppDeps; caller: null },
   action: PlatformAction,
   target: { type: 'user' | 'community'; id: string },
   reason: string | null,
   details: Record<string, unknown> = {},
+  db: Executor = ctx.app.database.db,
 ): Promise<void> {
-  await repo.appendAudit(ctx.app.database.db, {
+  await repo.appendAudit(db, {
     actorId: ctx.caller?.userId ?? null,
     action,
     targetType: target.type,
@@ -81,17 +84,21 @@ export async function suspendUser(ctx: RequestContext, userId: string, raw: { re
   if (userId === staffId) throw invalid('cannot_suspend_self', 'You cannot suspend your own account.');
   const until = input.until ?? null;
   if (until && until <= ctx.app.clock()) throw invalid('invalid_until', 'until: must be in the future.', [{ field: 'until', message: 'must be in the future' }]);
-  const user = await suspendAccount(ctx.app, userId, input.reason, until);
-  await audit(ctx, 'user.suspend', { type: 'user', id: user.id }, input.reason, { until: until?.toISOString() ?? null });
-  return user;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const user = await suspendAccount(ctx.app, userId, input.reason, until, tx);
+    await audit(ctx, 'user.suspend', { type: 'user', id: user.id }, input.reason, { until: until?.toISOString() ?? null }, tx);
+    return user;
+  });
 }
 
 /** Lifts a user's suspension (platform staff). */
 export async function unsuspendUser(ctx: RequestContext, userId: string): Promise<User> {
   await requireStaff(ctx);
-  const user = await unsuspendAccount(ctx.app, userId);
-  await audit(ctx, 'user.unsuspend', { type: 'user', id: user.id }, null);
-  return user;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const user = await unsuspendAccount(ctx.app, userId, tx);
+    await audit(ctx, 'user.unsuspend', { type: 'user', id: user.id }, null, {}, tx);
+    return user;
+  });
 }
 
 /**
@@ -101,25 +108,31 @@ export async function unsuspendUser(ctx: RequestContext, userId: string): Promis
 export async function suspendCommunity(ctx: RequestContext, communityId: string, raw: { reason: unknown }): Promise<Community> {
   await requireStaff(ctx);
   const { reason } = parseInput(communityReasonInput, raw);
-  const community = await setCommunityPlatformState(ctx, communityId, { suspensionReason: reason });
-  await audit(ctx, 'community.suspend', { type: 'community', id: community.id }, reason);
-  return community;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const community = await setCommunityPlatformState(ctx, communityId, { suspensionReason: reason }, tx);
+    await audit(ctx, 'community.suspend', { type: 'community', id: community.id }, reason, {}, tx);
+    return community;
+  });
 }
 
 /** Reinstates a suspended tribe (platform staff). */
 export async function unsuspendCommunity(ctx: RequestContext, communityId: string): Promise<Community> {
   await requireStaff(ctx);
-  const community = await setCommunityPlatformState(ctx, communityId, { suspensionReason: null });
-  await audit(ctx, 'community.unsuspend', { type: 'community', id: community.id }, null);
-  return community;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const community = await setCommunityPlatformState(ctx, communityId, { suspensionReason: null }, tx);
+    await audit(ctx, 'community.unsuspend', { type: 'community', id: community.id }, null, {}, tx);
+    return community;
+  });
 }
 
 /** Features a tribe, or stops featuring it (platform staff): featured tribes come first in discover. */
 export async function featureCommunity(ctx: RequestContext, communityId: string, featured: boolean): Promise<Community> {
   await requireStaff(ctx);
-  const community = await setCommunityPlatformState(ctx, communityId, { featured });
-  await audit(ctx, featured ? 'community.feature' : 'community.unfeature', { type: 'community', id: community.id }, null);
-  return community;
+  return ctx.app.database.db.transaction(async (tx) => {
+    const community = await setCommunityPlatformState(ctx, communityId, { featured }, tx);
+    await audit(ctx, featured ? 'community.feature' : 'community.unfeature', { type: 'community', id: community.id }, null, {}, tx);
+    return community;
+  });
 }
 
 /** Platform figures at the clock's now: each one set-based statement, in the domain that owns its table. */
@@ -210,8 +223,11 @@ export async function communityState(ctx: RequestContext, communityId: string): 
 export async function grantStaff(app: AppDeps, email: string, grantedBy: 'config' | 'script'): Promise<{ user: User; granted: boolean }> {
   const user = await findUserByEmail(app, email);
   if (!user) throw notFound('User');
-  const granted = await repo.insertStaff(app.database.db, user.id, grantedBy, app.clock());
-  if (granted) await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: grantedBy });
+  const granted = await app.database.db.transaction(async (tx) => {
+    const inserted = await repo.insertStaff(tx, user.id, grantedBy, app.clock());
+    if (inserted) await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: grantedBy }, tx);
+    return inserted;
+  });
   return { user, granted };
 }
 
@@ -219,8 +235,11 @@ export async function grantStaff(app: AppDeps, email: string, grantedBy: 'config
 export async function revokeStaff(app: AppDeps, email: string): Promise<{ user: User; revoked: boolean }> {
   const user = await findUserByEmail(app, email);
   if (!user) throw notFound('User');
-  const revoked = await repo.deleteStaff(app.database.db, user.id);
-  if (revoked) await audit({ app, caller: null }, 'staff.revoke', { type: 'user', id: user.id }, null, { by: 'script' });
+  const revoked = await app.database.db.transaction(async (tx) => {
+    const deleted = await repo.deleteStaff(tx, user.id);
+    if (deleted) await audit({ app, caller: null }, 'staff.revoke', { type: 'user', id: user.id }, null, { by: 'script' }, tx);
+    return deleted;
+  });
   return { user, revoked };
 }
 
@@ -235,10 +254,12 @@ export async function grantConfiguredStaff(app: AppDeps): Promise<void> {
       app.log.warn({ email }, 'PLATFORM_ADMIN_EMAILS: no account has this address yet; it is granted at the next start-up');
       continue;
     }
-    if (await repo.insertStaff(app.database.db, user.id, 'config', app.clock())) {
-      await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: 'config' });
-      app.log.info({ userId: user.id }, 'platform staff granted from PLATFORM_ADMIN_EMAILS');
-    }
+    const granted = await app.database.db.transaction(async (tx) => {
+      const inserted = await repo.insertStaff(tx, user.id, 'config', app.clock());
+      if (inserted) await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: 'config' }, tx);
+      return inserted;
+    });
+    if (granted) app.log.info({ userId: user.id }, 'platform staff granted from PLATFORM_ADMIN_EMAILS');
   }
 }
 

@@ -41,19 +41,21 @@ export function refreshCommunity(ctx: RequestContext, id: string, updated?: Comm
 
 /**
  * Suspends (`reason`) or reinstates (null) a tribe, or features it (`featured`): platform staff decide, the caller
- * checks that. Returns the tribe after the change (this request's lookups see it), or `not_found`.
+ * checks that. Written through `db` (a transaction, to record it with the audit row). Returns the tribe after the change
+ * (this request's lookups see it), or `not_found`.
  */
 export async function setCommunityPlatformState(
   ctx: RequestContext,
   id: string,
   change: { suspensionReason: string | null } | { featured: boolean },
+  db: Executor = ctx.app.database.db,
 ): Promise<Community> {
   const now = ctx.app.clock();
   const patch =
     'featured' in change
       ? { featuredAt: change.featured ? now : null }
       : { suspendedAt: change.suspensionReason === null ? null : now, suspensionReason: change.suspensionReason };
-  const row = isUuid(id) ? await repo.setPlatformState(ctx.app.database.db, id, patch) : undefined;
+  const row = isUuid(id) ? await repo.setPlatformState(db, id, patch) : undefined;
   if (!row) throw notFound('Community');
   refreshCommunity(ctx, id, row);
   return row;
