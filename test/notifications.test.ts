@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { consumeNotifications, consumeOutbox, runFanouts, setEmailPreference, unreadForEmailDigest } from '../subgraphs/engagement/index.js';
 import { createPost, createTribe, crew, join, refreshToken, setRole, signupUser, staffedTribe, unique, UNKNOWN_ID, type TestUser } from './factory.js';
-import { bearer, countOf, failure, gql, movableClock, ok, sqlRows, startService, type TestService } from './support.js';
+import { JOB_EVENT_REMINDERS, JOB_NOTIFICATIONS_CONSUME } from '../jobs/src/worker.js';
+import { bearer, countOf, failure, gql, movableClock, ok, sqlRows, startService, waitFor, type TestService } from './support.js';
 
 const NODE = 'id kind read createdAt updatedAt community { id } actors { id } actorCount text postId post { id } commentId eventId winId courseId conversationId reaction role';
 const Q = {
@@ -457,5 +458,35 @@ describe('notifications', () => {
       expect(await rowsOf(off)).toBe(0);
       expect(await unread(regular)).toBe(1);
     }, 120_000);
+  });
+
+  describe('the Agenda worker', () => {
+    it('runs notifications.consume and notifications.event_reminders as repeating jobs: a new event and its reminder arrive by themselves', async () => {
+      const worker = await startService(
+        { WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '2000', WEBHOOK_TIMEOUT_MS: '1000', NOTIFICATIONS_INTERVAL_MS: '200', EVENT_REMINDER_INTERVAL_MS: '200' },
+        clock.now,
+      );
+      try {
+        const jobs = await sqlRows(worker, sql`select name, repeat_interval from agenda_jobs where name like 'notifications.%' order by name`);
+        expect(jobs).toEqual([
+          { name: JOB_NOTIFICATIONS_CONSUME, repeat_interval: '200' },
+          { name: JOB_EVENT_REMINDERS, repeat_interval: '200' },
+        ]);
+        const w = await world();
+        const startsAt = new Date(clock.now().getTime() + 23 * HOUR);
+        const e = ok(await gql(worker, w.owner, Q.createEvent, {
+          c: w.tribe.id,
+          i: { title: `Soon ${unique()}`, eventType: 'online', startsAt: startsAt.toISOString(), endsAt: new Date(startsAt.getTime() + HOUR).toISOString() },
+        })).createEvent.id;
+        ok(await gql(worker, w.member, Q.register, { e }));
+        const kindsOf = async (u: TestUser) => (await nodes(u)).filter((n: any) => n.eventId === e).map((n: any) => n.kind).sort();
+        await waitFor(async () => (await kindsOf(w.member)).length === 2, 15_000, 'event_created and event_reminder from the worker');
+        expect(await kindsOf(w.member)).toEqual(['event_created', 'event_reminder']);
+        expect(await kindsOf(w.member2)).toEqual(['event_created']);
+        expect(await kindsOf(w.owner)).toEqual([]);
+      } finally {
+        await worker.stop();
+      }
+    }, 60_000);
   });
 });
