@@ -2,6 +2,7 @@
 // transaction is sent with its recipient, subject and headers; a refused mail is retried after the backoff (by the
 // injectable clock) and given up after the sixth failure; two senders never send one mail twice; the Agenda worker
 // sends on its own; without SMTP_URL, mail is kept in mail_outbox and only its subject and recipient are logged.
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
@@ -261,5 +262,18 @@ describe('mail configuration', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     for (const name of ['SMTP_URL', 'PUBLIC_URL', 'MAIL_FROM', 'MAIL_BATCH_SIZE']) expect((error as Error).message).toContain(name);
+  });
+
+  it('is documented: SMTP_URL and mail in development in the README, email in docs/notifications-and-messages.md', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toMatch(/^\| `SMTP_URL` \| unset \|/m);
+    expect(readme).toContain('## Mail');
+    expect(readme).toMatch(/In development, leave `SMTP_URL` unset/);
+    expect(readme).toContain('mail_outbox');
+    expect(readme).toContain('List-Unsubscribe-Post');
+    const docs = readFileSync(new URL('../docs/notifications-and-messages.md', import.meta.url), 'utf8');
+    for (const heading of ['## Notifications', '## Direct messages', '## Email', '### Verification and password reset', '### One-click unsubscribe (RFC 8058)', '## Real time']) {
+      expect(docs).toContain(`\n${heading}\n`);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
@@ -140,6 +141,16 @@ describe('GraphQL subscriptions over WebSocket', () => {
         await strict.close();
         await new Promise((resolve) => server.close(resolve));
       }
+    });
+
+    it('is documented in the README: the endpoint /graphql, the session cookie, the bearer in connectionParams, 4401', () => {
+      const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('## Real time (GraphQL subscriptions over WebSocket)'));
+      expect(section.length).toBeLessThan(readme.length);
+      for (const fact of ['`ws(s)://<host>/graphql`', 'graphql-transport-ws', 'session cookie', 'connectionParams: { authorization: "Bearer', '**4401**']) {
+        expect(section).toContain(fact);
+      }
+      expect(String(CLOSE_UNAUTHORIZED)).toBe('4401');
     });
 
     it('answers an upgrade on another path with 404', async () => {
