@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
+import { loadConfig } from '../subgraphs/kernel/index.js';
 import { bearer, countOf, eventsOf, failure, gql, ok, sqlRows, startService, type TestService } from './support.js';
 import { crew, setJoinedAt, staffedTribe, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
 
@@ -23,7 +24,8 @@ describe('automod', () => {
   let other: Cast;
 
   beforeAll(async () => {
-    t = await startService();
+    // The tests' default raises the tribe default of newMemberPostLimit; these tests run with the product's, 3.
+    t = await startService({ NEW_MEMBER_POST_LIMIT: '3' });
     [cast, other] = await Promise.all([crew(t), crew(t)]);
   });
   afterAll(async () => {
@@ -221,6 +223,12 @@ describe('automod', () => {
       await commented(s.member, p.id, 'fine');
       await setJoinedAt(t, s.tribe.id, s.member.id, new Date(now - 25 * 3_600_000).toISOString());
       expect((await posted(s.member, s.tribe.id, '<p>back</p>')).status).toBe('published');
+    });
+
+    it('is 3 for a tribe that never set it unless NEW_MEMBER_POST_LIMIT says otherwise', () => {
+      expect(loadConfig({}).automod.newMemberPostLimit).toBe(3);
+      expect(loadConfig({ NEW_MEMBER_POST_LIMIT: '0' }).automod.newMemberPostLimit).toBe(0);
+      expect(() => loadConfig({ NEW_MEMBER_POST_LIMIT: '-1' })).toThrow(/NEW_MEMBER_POST_LIMIT/);
     });
 
     it('does not limit moderators, admins or the owner, and follows the tribe\'s setting', async () => {

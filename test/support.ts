@@ -34,6 +34,8 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     WORKER_ENABLED: 'false',
     // Tests create many posts and comments a second as one user; test/posting-limits.test.ts sets the limit it tests.
     POSTING_RATE_LIMIT_PER_MINUTE: '1000000',
+    // Likewise automod's limit on new members' posts (a tribe's default); test/automod.test.ts sets the real one.
+    NEW_MEMBER_POST_LIMIT: '1000',
     ...overrides,
   });
 }

@@ -34,20 +34,20 @@ export interface ModerationSettings {
   updatedAt: Date | null;
 }
 
-/** The settings of a tribe that never changed them. */
-export const DEFAULT_MODERATION_SETTINGS = Object.freeze({
+/** The settings of a tribe that never changed them (`newMemberPostLimit`: `NEW_MEMBER_POST_LIMIT`, default 3). */
+export const defaultModerationSettings = (ctx: RequestContext) => ({
   blockedWords: [] as string[],
   blockedDomains: [] as string[],
-  newMemberPostLimit: 3,
+  newMemberPostLimit: ctx.app.config.automod.newMemberPostLimit,
   requireApproval: false,
 });
 
 /** How long a member counts as new in a tribe (the window of `newMemberPostLimit`). */
 export const NEW_MEMBER_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-async function settingsOf(db: Executor, communityId: string): Promise<ModerationSettings> {
-  const row = await repo.findSettings(db, communityId);
-  if (!row) return { communityId, ...DEFAULT_MODERATION_SETTINGS, blockedWords: [], blockedDomains: [], updatedAt: null };
+async function settingsOf(ctx: RequestContext, communityId: string): Promise<ModerationSettings> {
+  const row = await repo.findSettings(ctx.app.database.db, communityId);
+  if (!row) return { communityId, ...defaultModerationSettings(ctx), updatedAt: null };
   return {
     communityId,
     blockedWords: row.blockedWords,
@@ -62,7 +62,7 @@ async function settingsOf(db: Executor, communityId: string): Promise<Moderation
 export async function moderationSettings(ctx: RequestContext, communityId: string): Promise<ModerationSettings> {
   const community = await getCommunity(ctx, communityId);
   await requireRole(ctx, community.id, 'moderator');
-  return settingsOf(ctx.app.database.db, community.id);
+  return settingsOf(ctx, community.id);
 }
 
 const entry = text({ max: AUTOMOD_LIMITS.domainChars });
@@ -100,7 +100,7 @@ export async function updateModerationSettings(ctx: RequestContext, communityId:
   const { userId } = await requireRole(ctx, community.id, 'admin');
   const input = parseInput(settingsInput, raw);
   const db = ctx.app.database.db;
-  const current = await settingsOf(db, community.id);
+  const current = await settingsOf(ctx, community.id);
   await repo.upsertSettings(db, {
     communityId: community.id,
     blockedWords: input.blockedWords ?? current.blockedWords,
@@ -110,7 +110,7 @@ export async function updateModerationSettings(ctx: RequestContext, communityId:
     updatedBy: userId,
     updatedAt: ctx.app.clock(),
   });
-  return settingsOf(db, community.id);
+  return settingsOf(ctx, community.id);
 }
 
 /** A post or comment automod holds, as the moderation queue is told of it. */
@@ -173,7 +173,7 @@ export async function screenPost(
 ): Promise<Screening> {
   if (exempt(role)) return { held: false };
   const db = ctx.app.database.db;
-  const settings = await settingsOf(db, communityId);
+  const settings = await settingsOf(ctx, communityId);
   const { joinedAt } = await getMember(ctx, communityId, userId);
   const newUntil = joinedAt.getTime() + NEW_MEMBER_WINDOW_MS;
   if (options.newPost && newUntil > now.getTime() && (await repo.postsSince(db, communityId, userId, joinedAt)) >= settings.newMemberPostLimit) {
@@ -193,7 +193,7 @@ export async function screenPost(
 export async function screenComment(ctx: RequestContext, communityId: string, html: string): Promise<Screening> {
   const role = await viewerRole(ctx, communityId);
   if (!role || exempt(role)) return { held: false };
-  return screenText(await settingsOf(ctx.app.database.db, communityId), html);
+  return screenText(await settingsOf(ctx, communityId), html);
 }
 
 // ---- review: moderators approve or reject held content ----

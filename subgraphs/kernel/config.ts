@@ -96,6 +96,7 @@ const schema = z
     MAIL_TIMEOUT_MS: int(100, 120_000).default(20_000),
     DIGEST_INTERVAL_MS: int(1_000, 7 * 24 * 3_600_000).default(24 * 3_600_000),
     POSTING_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(30),
+    NEW_MEMBER_POST_LIMIT: int(0, 1_000).default(3),
     PLATFORM_ADMIN_EMAILS: emailList.default([]),
   })
   .superRefine((c, ctx) => {
@@ -162,6 +163,8 @@ export interface AppConfig {
    * processes (default 30); past it, RATE_LIMITED (GraphQL) or 429 with `Retry-After` (resource API).
    */
   posting: { perMinute: number };
+  /** `NEW_MEMBER_POST_LIMIT`: the automod `newMemberPostLimit` of a tribe that never set its own (default 3). */
+  automod: { newMemberPostLimit: number };
   /** `PLATFORM_ADMIN_EMAILS`: the accounts granted platform staff at start-up (lower case). */
   platformAdminEmails: readonly string[];
 }
@@ -289,6 +292,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       digestIntervalMs: e.DIGEST_INTERVAL_MS,
     }),
     posting: Object.freeze({ perMinute: e.POSTING_RATE_LIMIT_PER_MINUTE }),
+    automod: Object.freeze({ newMemberPostLimit: e.NEW_MEMBER_POST_LIMIT }),
     platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),
   });
 }
