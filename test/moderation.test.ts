@@ -23,6 +23,7 @@ const Q = {
   post: 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }',
   comment: 'mutation($p: ID!, $i: CreateCommentInput!){ createComment(postId: $p, input: $i){ id } }',
   readPost: 'query($id: ID!){ post(id: $id){ id moderation { removedAt reason } } }',
+  homeFeed: 'query{ homeFeed(first: 50){ edges { node { id } } } }',
   feed: 'query($c: ID!){ communityFeed(communityId: $c, first: 50){ edges { node { id moderation { reason } } } } }',
   comments: 'query($p: ID!){ comments(postId: $p, perPage: 50){ items { id moderation { reason } } } }',
   win: 'mutation($c: ID!, $i: PostWinInput!){ postWin(communityId: $c, input: $i){ id } }',
@@ -255,6 +256,10 @@ describe('moderation', () => {
       const feedIds = async (who: Actor | null) => ok(await gql(t, who, Q.feed, { c: s.tribe.id })).communityFeed.edges.map((e: any) => e.node.id);
       expect(await feedIds(s.member)).not.toContain(postId);
       expect(await feedIds(null)).not.toContain(postId);
+      const homeIds = async (who: Actor) => ok(await gql(t, who, Q.homeFeed)).homeFeed.edges.map((e: any) => e.node.id);
+      expect(await homeIds(s.member)).not.toContain(postId);
+      expect(await homeIds(s.member2)).toContain(postId);
+      expect(await homeIds(s.moderator)).toContain(postId);
       expectError(await t.api.get(`/v1/communities/${s.tribe.id}/posts/${postId}`).set(bearer(s.member)), 404, 'not_found');
       const listed = await t.api.get(`/v1/communities/${s.tribe.id}/posts`).set(bearer(s.member));
       expect(listed.body.data.map((p: any) => p.id)).not.toContain(postId);
