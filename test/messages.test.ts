@@ -444,6 +444,26 @@ describe('direct messages', () => {
       expect(await messageNotifications(c.id)).toBe(0);
     });
 
+    it('stops a 1:1 conversation both ways when the other side is the blocker (sends and edits), and refuses a group with a user the caller blocked', async () => {
+      const { users: [a, b, c] } = await tribeOf(3);
+      const { id } = await started(a, [b]);
+      const mine = await sent(a, id, 'hello');
+      const theirs = await sent(b, id, 'hi');
+      expect(ok(await gql(t, b, Q.block, { u: a.id })).blockUser).toBe(true);
+      const blocked = { code: 'FORBIDDEN', reason: 'blocked' };
+      const rows = await messageRows(id);
+      expect(failure(await send(a, id, 'why?'))).toEqual(blocked);
+      expect(failure(await send(b, id, 'bye'))).toEqual(blocked);
+      expect(failure(await gql(t, a, Q.edit, { id: mine.id, b: 'edited' }))).toEqual(blocked);
+      expect(failure(await gql(t, b, Q.edit, { id: theirs.id, b: 'edited' }))).toEqual(blocked);
+      expect(failure(await start(a, [b]))).toEqual(blocked);
+      expect(failure(await start(b, [a]))).toEqual(blocked);
+      expect(failure(await start(b, [a, c]))).toEqual(blocked);
+      expect(failure(await start(a, [b, c]))).toEqual(blocked);
+      expect(await messageRows(id)).toBe(rows);
+      expect((await messagesOf(a, id)).edges.map((e: any) => e.node.body)).toEqual(['hi', 'hello']);
+    });
+
     it('blocks across tribes, refuses blocking oneself and unknown users', async () => {
       const { users: [a] } = await tribeOf(1);
       const { users: [stranger] } = await tribeOf(1);
