@@ -3,6 +3,7 @@ import { migrate, openDatabase } from '../db/src/index.js';
 import { fulfilChallengeOrder } from '../subgraphs/challenges/index.js';
 import { manualCheckout } from '../subgraphs/commerce/index.js';
 import { fulfilCourseOrder } from '../subgraphs/courses/index.js';
+import { heldContentQueue } from '../subgraphs/engagement/index.js';
 import { fulfilEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
@@ -43,6 +44,7 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       idpKey: idpKeySource(config.idp),
       apiKeyUses: new Map(),
       webhooks: createWebhookRuntime(config, options.webhooks),
+      heldContentQueue,
     };
     // PLATFORM_ADMIN_EMAILS: idempotent, so every process may run it (one of them writes each grant).
     await grantConfiguredStaff(deps);

@@ -206,6 +206,46 @@ describe('automod', () => {
     });
   });
 
+  describe('the moderation queue', () => {
+    const QUEUE = `query($c: ID!, $s: ModerationStatus){ moderationQueue(communityId: $c, status: $s){ edges { node { targetType targetId reportCount content action actionReason post { id status heldReason } } } } }`;
+    const AUDIT = 'query($c: ID!){ auditLog(communityId: $c){ edges { node { action targetType targetId reason actor { id } } } } }';
+    const queue = async (as: Actor, communityId: string, status: string) =>
+      ok(await gql(t, as, QUEUE, { c: communityId, s: status })).moderationQueue.edges.map((e: any) => e.node);
+
+    it('takes in held posts and comments (no report) and resolves them when a moderator approves or rejects them', async () => {
+      const s = await tribeWith({ blockedWords: ['cheap'] });
+      const open = await posted(s.owner, s.tribe.id, '<p>welcome</p>');
+      const p = await posted(s.member, s.tribe.id, '<p>cheap post</p>');
+      const c = await commented(s.member2, open.id, 'cheap comment');
+      const items = await queue(s.moderator, s.tribe.id, 'OPEN');
+      expect(items).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ targetType: 'POST', targetId: p.id, reportCount: 0, content: '<p>cheap post</p>', post: { id: p.id, status: 'pending_review', heldReason: 'blocked_word' } }),
+          expect.objectContaining({ targetType: 'COMMENT', targetId: c.id, reportCount: 0, content: 'cheap comment', post: expect.objectContaining({ id: open.id }) }),
+        ]),
+      );
+      expect(items).toHaveLength(2);
+
+      ok(await review(s.moderator, s.tribe.id, { postId: p.id }, true));
+      ok(await review(s.moderator, s.tribe.id, { commentId: c.id }, false));
+      expect(await queue(s.moderator, s.tribe.id, 'OPEN')).toEqual([]);
+      const resolved = await queue(s.moderator, s.tribe.id, 'RESOLVED');
+      expect(resolved.map((i: any) => [i.targetId, i.action, i.actionReason])).toEqual(
+        expect.arrayContaining([
+          [p.id, 'DISMISS', 'automod: approved'],
+          [c.id, 'REMOVE_CONTENT', 'automod: rejected'],
+        ]),
+      );
+      const audit = ok(await gql(t, s.owner, AUDIT, { c: s.tribe.id })).auditLog.edges.map((e: any) => e.node);
+      expect(audit).toEqual(
+        expect.arrayContaining([
+          { action: 'DISMISS', targetType: 'POST', targetId: p.id, reason: 'automod: approved', actor: { id: s.moderator.id } },
+          { action: 'REMOVE_CONTENT', targetType: 'COMMENT', targetId: c.id, reason: 'automod: rejected', actor: { id: s.moderator.id } },
+        ]),
+      );
+    });
+  });
+
   describe('newMemberPostLimit', () => {
     it('refuses a plain member\'s posts past the limit in their first 24 hours, with new_member_post_limit, and writes nothing', async () => {
       const s = await tribeWith();

@@ -43,3 +43,6 @@ export type { Conversation, Message } from './messages.service.js';
 // conversation's changes (the gateway's subscription router reads it once per signal).
 export { unreadCounts, conversationAudience } from './realtime.service.js';
 export type { UnreadCounts } from './realtime.service.js';
+
+// ---- automod's held content in the moderation queue (server/deps.ts wires it as `AppDeps.heldContentQueue`) ----
+export { heldContentQueue } from './automod-queue.js';
