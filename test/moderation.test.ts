@@ -23,6 +23,7 @@ const Q = {
   post: 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }',
   comment: 'mutation($p: ID!, $i: CreateCommentInput!){ createComment(postId: $p, input: $i){ id } }',
   readPost: 'query($id: ID!){ post(id: $id){ id moderation { removedAt reason } } }',
+  search: 'query($q: String!, $c: ID){ search(query: $q, communityId: $c, first: 50){ edges { node { post { id } } } } }',
   homeFeed: 'query{ homeFeed(first: 50){ edges { node { id } } } }',
   feed: 'query($c: ID!){ communityFeed(communityId: $c, first: 50){ edges { node { id moderation { reason } } } } }',
   comments: 'query($p: ID!){ comments(postId: $p, perPage: 50){ items { id moderation { reason } } } }',
@@ -245,8 +246,11 @@ describe('moderation', () => {
       expect(await countOf(t, sql`select count(*)::int as n from moderation_reports where target_id = ${postId} and resolved_at is null`)).toBe(0);
     });
 
-    it('REMOVE_CONTENT hides a post from members and outsiders on every surface, not from moderators or its author; restoreContent undoes it', async () => {
-      const postId = await newPost(s.member2, s.tribe.id);
+    it('REMOVE_CONTENT hides a post from members and outsiders on every surface (search: from everyone), not from moderators or its author; restoreContent undoes it', async () => {
+      const word = `zq${unique().replace(/[0-9]/g, (d) => 'abcdefghij'[Number(d)])}`;
+      const postId = await newPost(s.member2, s.tribe.id, `a post about ${word}`);
+      const found = async (who: Actor) => ok(await gql(t, who, Q.search, { q: word, c: s.tribe.id })).search.edges.map((e: any) => e.node.post.id);
+      expect(await found(s.member)).toEqual([postId]);
       ok(await report(s.member, s.tribe.id, { postId }, 'HATE'));
       const item = ok(await resolve(s.moderator, s.tribe.id, postId, 'REMOVE_CONTENT', { r: 'hate speech' })).resolveReports;
       expect(item).toMatchObject({ action: 'REMOVE_CONTENT', removedAt: expect.any(String) });
@@ -256,6 +260,8 @@ describe('moderation', () => {
       const feedIds = async (who: Actor | null) => ok(await gql(t, who, Q.feed, { c: s.tribe.id })).communityFeed.edges.map((e: any) => e.node.id);
       expect(await feedIds(s.member)).not.toContain(postId);
       expect(await feedIds(null)).not.toContain(postId);
+      expect(await found(s.member)).toEqual([]);
+      expect(await found(s.moderator)).toEqual([]);
       const homeIds = async (who: Actor) => ok(await gql(t, who, Q.homeFeed)).homeFeed.edges.map((e: any) => e.node.id);
       expect(await homeIds(s.member)).not.toContain(postId);
       expect(await homeIds(s.member2)).toContain(postId);
