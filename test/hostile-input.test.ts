@@ -234,6 +234,16 @@ describe('hostile input', () => {
       expect([deflt.status, deflt.body]).toEqual([400, refusal('s')]);
     });
 
+    it('answers BAD_USER_INPUT, not a 500, for a DateTime variable that is not a string (checked in the subgraph)', async () => {
+      const doc = 'mutation($u: ID!, $r: String!, $until: DateTime){ suspendUser(userId: $u, reason: $r, until: $until){ id } }';
+      for (const until of [false, 5, 'not a date']) {
+        const out = await gql(t, owner, doc, { u: owner.id, r: 'spam', until });
+        expect(out.errors).toEqual([
+          { message: expect.stringContaining('DateTime must be an ISO 8601 string'), extensions: { code: 'BAD_USER_INPUT', reason: 'invalid_value', status: 400 } },
+        ]);
+      }
+    });
+
     it('accepts emoji and newlines, and counts the tribe name limit in characters', async () => {
       const ok = await gql(t, owner, CREATE, { c: tribe.id, i: { content: `<p>${EMOJI}\nline</p>` } });
       expect(ok.errors).toBeUndefined();

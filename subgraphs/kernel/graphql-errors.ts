@@ -43,6 +43,11 @@ export function toSubgraphError(error: GraphQLError, log: Logger, requestId: str
   if (original instanceof DomainError) {
     return new GraphQLError(original.message, { path: error.path, extensions: errorExtensions(original) });
   }
+  // No path: it was raised before execution, by a variable that does not coerce (a custom scalar such as DateTime
+  // refusing `false`; the gateway passes such values on unchecked). The client's mistake, with a safe message.
+  if (!error.path) {
+    return new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', reason: 'invalid_value', status: 400 } });
+  }
   if (!original || original instanceof GraphQLError) return error; // validation and coercion errors: safe to show
   if (isDatabaseUnavailable(original)) {
     log.warn({ err: original, requestId, path: error.path }, 'database unavailable');
