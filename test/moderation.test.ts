@@ -31,6 +31,11 @@ const Q = {
   joinByHandle: 'mutation($h: String!, $c: String){ joinCommunity(handle: $h, inviteCode: $c){ id } }',
   invite: 'mutation($c: ID!){ createInvite(communityId: $c) }',
   startConversation: 'mutation($u: [ID!]!){ startConversation(userIds: $u){ id } }',
+  notifications: 'query{ notifications(first: 50){ edges { node { kind text community { id } actors { id } } } } }',
+  muteTribe: 'mutation($c: ID!){ muteCommunity(communityId: $c, muted: true) }',
+  preferences: 'mutation($p: [NotificationPreferenceInput!]!){ updateNotificationPreferences(preferences: $p){ kind } }',
+  settings: 'mutation($c: ID!, $i: ModerationSettingsInput!){ updateModerationSettings(communityId: $c, input: $i){ requireApproval } }',
+  heldPost: 'query($id: ID!){ post(id: $id){ id status } }',
   send: 'mutation($c: ID!, $b: String!){ sendMessage(conversationId: $c, body: $b){ id } }',
 };
 
@@ -299,6 +304,40 @@ describe('moderation', () => {
     it('WARN stores a warning the user reads in myModerationStatus', async () => {
       ok(await resolve(s.moderator, s.tribe.id, s.member2.id, 'WARN', { r: 'be kind' }));
       expect(ok(await gql(t, s.member2, Q.status, { c: s.tribe.id })).myModerationStatus).toEqual({ warnings: [{ reason: 'be kind' }], mutedUntil: null, banned: false });
+    });
+
+    it('WARN notifies the warned user once (moderation_warning, even with the tribe muted and the kind turned off in the app), nobody else', async () => {
+      const c = await crew(t);
+      const w = await staffedTribe(c);
+      const warnings = async (who: Actor) =>
+        ok(await gql(t, who, Q.notifications)).notifications.edges.map((e: any) => e.node).filter((n: any) => n.kind === 'moderation_warning');
+      ok(await resolve(w.moderator, w.tribe.id, w.member2.id, 'WARN', { r: 'be kind' }));
+      expect(await warnings(w.member2)).toEqual([{ kind: 'moderation_warning', text: 'A moderator warned you: be kind', community: { id: w.tribe.id }, actors: [{ id: w.moderator.id }] }]);
+      for (const who of [w.member, w.moderator, w.admin, w.owner]) expect(await warnings(who)).toEqual([]);
+      // A second warning reaches them although they muted the tribe and turned the kind's IN_APP preference off.
+      ok(await gql(t, w.member2, Q.muteTribe, { c: w.tribe.id }));
+      ok(await gql(t, w.member2, Q.preferences, { p: [{ kind: 'moderation_warning', channel: 'IN_APP', enabled: false }] }));
+      ok(await resolve(w.admin, w.tribe.id, w.member2.id, 'WARN'));
+      expect((await warnings(w.member2)).map((n: any) => n.text)).toEqual(['A moderator warned you', 'A moderator warned you: be kind']);
+      expect(await warnings(w.member)).toEqual([]);
+    });
+
+    it('DISMISS of a post automod held publishes it for other members; REMOVE_CONTENT of a held post keeps it hidden', async () => {
+      const h = await staffedTribe(await crew(t));
+      ok(await gql(t, h.owner, Q.settings, { c: h.tribe.id, i: { requireApproval: true } }));
+      const fine = await newPost(h.member2, h.tribe.id);
+      const bad = await newPost(h.member2, h.tribe.id);
+      for (const id of [fine, bad]) {
+        expect(ok(await gql(t, h.member2, Q.heldPost, { id })).post.status).toBe('pending_review');
+        expect(failure(await gql(t, h.member, Q.heldPost, { id }))).toEqual(NOT_FOUND);
+      }
+      expect(ok(await resolve(h.moderator, h.tribe.id, fine, 'DISMISS')).resolveReports).toMatchObject({ status: 'RESOLVED', action: 'DISMISS' });
+      ok(await resolve(h.moderator, h.tribe.id, bad, 'REMOVE_CONTENT', { r: 'spam' }));
+      expect(ok(await gql(t, h.member, Q.heldPost, { id: fine })).post).toEqual({ id: fine, status: 'published' });
+      const feedIds = ok(await gql(t, h.member, Q.feed, { c: h.tribe.id })).communityFeed.edges.map((e: any) => e.node.id);
+      expect(feedIds).toContain(fine);
+      expect(feedIds).not.toContain(bad);
+      expect(failure(await gql(t, h.member, Q.heldPost, { id: bad }))).toEqual(NOT_FOUND);
     });
 
     it('refuses REMOVE_CONTENT on a user, a mute outside 1 to 720 hours, and a target that is neither reported nor a member', async () => {

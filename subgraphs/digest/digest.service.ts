@@ -36,6 +36,7 @@ export const KIND_LABELS: Record<NotificationKind, string> = {
   win_approved: 'approved wins',
   course_completed: 'completed courses',
   message: 'messages',
+  moderation_warning: 'moderator warnings',
 };
 
 /** The one-click unsubscribe URL of `kinds` for `userId` (POST for one click, GET for a confirmation page). */

@@ -70,7 +70,9 @@ export type Course = {
  * - role_changed: my role in a tribe changed;
  * - win_approved: my win was approved;
  * - course_completed: I completed a course;
- * - message: a direct message (unread messages of one conversation are one notification, updated).
+ * - message: a direct message (unread messages of one conversation are one notification, updated);
+ * - moderation_warning: a moderator of a tribe warned me (with their reason); it arrives even when I muted the tribe or
+ *   turned its IN_APP preference off.
  */
 export type NotificationKind =
   | 'reply'
@@ -81,7 +83,8 @@ export type NotificationKind =
   | 'role_changed'
   | 'win_approved'
   | 'course_completed'
-  | 'message';
+  | 'message'
+  | 'moderation_warning';
 
 /** Where notifications of a kind go: the web app, or the daily email digest. */
 export type NotificationChannel =

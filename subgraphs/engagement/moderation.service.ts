@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
 import { getCommunity } from '../communities/index.js';
-import { contentForModeration, getPost, removeContent, restoreContent as restoreRemoved, type ContentKind } from '../content/index.js';
+import { contentForModeration, decideHeld, getPost, removeContent, restoreContent as restoreRemoved, type ContentKind } from '../content/index.js';
 import {
   type Connection,
   type RequestContext,
@@ -27,6 +27,7 @@ import {
 } from '../members/index.js';
 import { messageForViewer } from './messages.service.js';
 import * as repo from './moderation.repository.js';
+import { notify } from './notifications.service.js';
 import {
   REPORT_REASONS,
   type AuditAction,
@@ -200,7 +201,8 @@ async function actionTarget(ctx: RequestContext, communityId: string, targetId: 
 
 /**
  * Resolves every open report of a target with one action (moderators and above), or acts directly on a member nobody
- * reported: DISMISS; REMOVE_CONTENT (posts and comments); WARN (stored for the user: `myModerationWarnings`); MUTE for
+ * reported: DISMISS (a post or comment automod held is published); REMOVE_CONTENT (posts and comments); WARN (stored for
+ * the user, `myModerationStatus`, and a `moderation_warning` notification that ignores mutes and preferences); MUTE for
  * `durationHours` (1 to 720); BAN (removed, cannot rejoin). Actions on a user, and removing a user's content, reach only
  * members of a lower role than the caller's. Appends the action to the audit log; returns the resolved item.
  */
@@ -235,7 +237,12 @@ export async function resolveReports(
   const item = await db.transaction(async (tx) => {
     const subject = target.subjectUserId!;
     if (action === 'remove_content') await removeContent(tx, target.type as ContentKind, target.id, userId, reason, now);
-    if (action === 'warn') await repo.insertWarning(tx, { communityId: community.id, userId: subject, warnedBy: userId, reason, createdAt: now });
+    // Dismissing a post or comment automod holds means it is fine: it is published (nothing happens when it is not held).
+    if (action === 'dismiss' && (target.type === 'post' || target.type === 'comment')) await decideHeld(tx, community, target.type, target.id, true, now);
+    if (action === 'warn') {
+      await repo.insertWarning(tx, { communityId: community.id, userId: subject, warnedBy: userId, reason, createdAt: now });
+      await notify(tx, { kind: 'moderation_warning', recipientIds: [subject], actorId: userId, communityId: community.id, data: { reason }, at: now });
+    }
     if (action === 'mute') await muteMember(tx, community.id, subject, new Date(now.getTime() + durationHours! * 3_600_000));
     if (action === 'ban') await banMember(tx, community, subject, now);
     await audit(tx, community.id, userId, action, target, reason, now, durationHours);

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import {
+  ALWAYS_DELIVERED_KINDS,
   DEFAULT_PREFERENCES,
   LATEST_ACTORS,
   NOTIFICATION_KINDS,
@@ -46,6 +47,7 @@ export interface Written {
  * Part of the same statement that writes, so a fan-out chunk applies both with no extra round trip.
  */
 function wanted(kind: NotificationKind, communityId: string | null, recipient: SQL): SQL {
+  if (ALWAYS_DELIVERED_KINDS.includes(kind)) return sql`true`;
   const pref = sql`coalesce((select p.enabled from notification_preferences p
       where p.user_id = ${recipient} and p.kind = ${kind} and p.channel = 'in_app'), ${DEFAULT_PREFERENCES[kind].in_app})`;
   if (!communityId) return pref;

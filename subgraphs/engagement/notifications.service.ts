@@ -357,5 +357,7 @@ export function describe(n: Pick<Notification, 'kind' | 'actorCount' | 'commentI
       return title ? `You completed the course "${title}"` : 'You completed a course';
     case 'message':
       return `${who} sent you a message`;
+    case 'moderation_warning':
+      return typeof n.data.reason === 'string' && n.data.reason ? `A moderator warned you: ${n.data.reason}` : 'A moderator warned you';
   }
 }

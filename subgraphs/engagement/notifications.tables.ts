@@ -11,6 +11,7 @@ export const NOTIFICATION_KINDS = [
   'win_approved',
   'course_completed',
   'message',
+  'moderation_warning',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -20,7 +21,7 @@ export type Channel = (typeof CHANNELS)[number];
 
 /**
  * The defaults where a user changed nothing: every kind in the app; by email only what asks for an answer or is time
- * bound (a reply, a mention, a message, tomorrow's event).
+ * bound (a reply, a mention, a message, tomorrow's event), and a moderator's warning.
  */
 export const DEFAULT_PREFERENCES: Readonly<Record<NotificationKind, Readonly<Record<Channel, boolean>>>> = Object.freeze({
   reply: { in_app: true, email: true },
@@ -32,7 +33,14 @@ export const DEFAULT_PREFERENCES: Readonly<Record<NotificationKind, Readonly<Rec
   win_approved: { in_app: true, email: false },
   course_completed: { in_app: true, email: false },
   message: { in_app: true, email: true },
+  moderation_warning: { in_app: true, email: true },
 });
+
+/**
+ * Kinds that reach the user whatever they chose: a moderator's warning is not marketing, so a muted tribe or an IN_APP
+ * preference turned off does not stop it (its EMAIL preference still applies to the digest).
+ */
+export const ALWAYS_DELIVERED_KINDS: readonly NotificationKind[] = ['moderation_warning'];
 
 /** How many of the latest actors a notification keeps (its `actorCount` counts them all). */
 export const LATEST_ACTORS = 5;
