@@ -300,6 +300,7 @@ export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<Toke
 
 /** The user id of a valid access token, or null. */
 export async function verifyAccessToken(app: AppDeps, token: string): Promise<string | null> {
+  let userId: string;
   try {
     const { payload } = await jwtVerify(token, jwtKey(app), {
       algorithms: ['HS256'],
@@ -307,11 +308,13 @@ export async function verifyAccessToken(app: AppDeps, token: string): Promise<st
       currentDate: app.clock(),
     });
     if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
-    // A suspended user's tokens stop at once: one primary-key lookup per request.
-    return (await isSuspended(app, payload.sub)) ? null : payload.sub;
+    userId = payload.sub;
   } catch {
-    return null;
+    return null; // not a token of ours, or expired
   }
+  // A suspended user's tokens stop at once: one primary-key lookup per request. A database that is down is not a
+  // bad token: its error goes on (a 503, not a 401).
+  return (await isSuspended(app, userId)) ? null : userId;
 }
 
 // ---- identity-provider sessions (`__session`) ----
