@@ -9,4 +9,7 @@ module.exports = {
   testMatch: ['<rootDir>/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 30000,
+  // Each test file loads the whole service into the worker's module registry, and ESM module registries are not
+  // freed: a worker above this after a file is replaced by a fresh one (one worker ran out of its 4 GB heap).
+  workerIdleMemoryLimit: '1500MB',
 };
