@@ -128,6 +128,15 @@ export async function leave(tx: Executor, conversationId: string, userId: string
 
 // ---- unread ----
 
+/** A message of the participant row's conversation that `userId` has not read: after their read mark, not deleted, not theirs. */
+const unreadBy = (userId: string) =>
+  and(
+    eq(messages.conversationId, participants.conversationId),
+    gt(messages.seq, participants.lastReadSeq),
+    isNull(messages.deletedAt),
+    or(isNull(messages.authorId), ne(messages.authorId, userId)),
+  );
+
 /**
  * For each of the conversations, how many messages of others after `userId`'s read mark are not deleted, in one
  * statement (the `(conversation_id, seq)` index bounds each count to the unread range).
@@ -139,12 +148,7 @@ export async function unreadCounts(db: Executor, userId: string, conversationIds
     .from(participants)
     .leftJoin(
       messages,
-      and(
-        eq(messages.conversationId, participants.conversationId),
-        gt(messages.seq, participants.lastReadSeq),
-        isNull(messages.deletedAt),
-        or(isNull(messages.authorId), ne(messages.authorId, userId)),
-      ),
+      unreadBy(userId),
     )
     .where(and(eq(participants.userId, userId), sql`${participants.conversationId} = ${anyOf(conversationIds)}`))
     .groupBy(participants.conversationId);
@@ -158,12 +162,7 @@ export async function totalUnread(db: Executor, userId: string): Promise<number>
     .from(participants)
     .innerJoin(
       messages,
-      and(
-        eq(messages.conversationId, participants.conversationId),
-        gt(messages.seq, participants.lastReadSeq),
-        isNull(messages.deletedAt),
-        or(isNull(messages.authorId), ne(messages.authorId, userId)),
-      ),
+      unreadBy(userId),
     )
     .where(and(eq(participants.userId, userId), isNull(participants.leftAt)));
   return Number(row?.n ?? 0);
