@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'drizzle-orm';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { spawnSync } from 'node:child_process';
@@ -134,7 +135,7 @@ describe('OpenAPI contract (rest-facade/openapi.json)', () => {
       for (const [path, item] of Object.entries(paths)) {
         expect(Object.keys(item)).toEqual(['get']);
         const codes = Object.keys(item.get.responses).sort();
-        const expected = ['200', '401', '429', '500', '503', ...(path === '/v1/me' ? [] : ['403']), ...(path === '/v1/members/{username}' ? ['404'] : [])].sort();
+        const expected = ['200', '401', '403', '429', '500', '503', ...(path === '/v1/members/{username}' ? ['404'] : [])].sort();
         expect(codes).toEqual(expected);
       }
       for (const list of ['/v1/members', '/v1/posts', '/v1/events', '/v1/orders']) {
@@ -198,6 +199,18 @@ describe('OpenAPI contract (rest-facade/openapi.json)', () => {
       for (const path of ['/v1/members', `/v1/members/${buyer.username}`, '/v1/posts', '/v1/events', '/v1/orders']) {
         const res = await platformGet(t, path, noScopes.key);
         expect(res.status).toBe(403);
+        contract.expectValid(path, res);
+      }
+    });
+
+    it('403 forbidden of every endpoint, /v1/me too, for a key of a tribe suspended by platform staff', async () => {
+      const suspended = await createTribe(t, owner);
+      const its = await createKey(t, owner, suspended.handle, ALL_SCOPES);
+      await t.deps.database.db.execute(sql`update communities set suspended_at = now(), suspension_reason = 'contract test' where id = ${suspended.id}`);
+      for (const path of ['/v1/me', '/v1/members', `/v1/members/${owner.username}`, '/v1/posts', '/v1/events', '/v1/orders']) {
+        const res = await platformGet(t, path, its.key);
+        expect([res.status, res.body.error.type]).toEqual([403, 'forbidden']);
+        expect(res.body.error.message).toContain('contract test');
         contract.expectValid(path, res);
       }
     });

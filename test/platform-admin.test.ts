@@ -302,6 +302,8 @@ describe('platform administration', () => {
       expect(res.body.error.type).toBe('forbidden');
       expect(res.body.error.message).toContain('suspended');
       expect(res.body.error.message).toContain('payment fraud');
+      const me = await platformGet(t, '/v1/me', key); // in the contract too (rest-facade/openapi.json)
+      expect([me.status, me.body.error.type]).toEqual([403, 'forbidden']);
     });
 
     it('lets a non-staff see `suspended` but not the reason (FORBIDDEN)', async () => {

@@ -70,7 +70,7 @@ declare global {
 
 /**
  * The Platform API v1 (spec 4.1, 5.1, 7.1): read-only, key-authenticated. Every request goes: route (404),
- * method (405), authentication (401), a suspended tribe (403), rate limit per key (429), then the fixed GraphQL document, whose service
+ * method (405), authentication (401), rate limit per key (429), a tribe suspended by platform staff (403), then the fixed GraphQL document, whose service
  * checks the scope (403) and reads the key's tribe only. No CORS headers are ever sent.
  */
 export function platformRouter(app: AppDeps, run: OperationRunner): { router: Router; close(): Promise<void> } {
@@ -84,8 +84,6 @@ export function platformRouter(app: AppDeps, run: OperationRunner): { router: Ro
       const token = bearerToken(req, 200); // the only place a Platform key is read from
       const key = token ? await authenticateApiKey(app, token) : null;
       if (!key) throw new HttpError(401, 'unauthorized', 'Send a valid API key: Authorization: Bearer <key>.');
-      const suspended = await suspendedKeyRefusal(app, key.communityId);
-      if (suspended) throw new HttpError(403, 'forbidden', suspended);
       if (!(await limiter.take(key.id))) {
         throw new HttpError(
           429,
@@ -93,6 +91,9 @@ export function platformRouter(app: AppDeps, run: OperationRunner): { router: Ro
           `Too many requests: at most ${perMinute} per ${RATE_LIMIT_WINDOW_SECONDS} seconds per key. Retry after ${RATE_LIMIT_WINDOW_SECONDS} seconds.`,
         );
       }
+      // A valid key over its limit gets 429 before any 403 (spec 7.1), and a refused request costs no lookup.
+      const suspended = await suspendedKeyRefusal(app, key.communityId);
+      if (suspended) throw new HttpError(403, 'forbidden', suspended);
       res.locals.apiKey = key;
       next();
     } catch (error) {
