@@ -5,6 +5,7 @@ import { requireRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { orderById } from './commerce.service.js';
 import * as repo from './commerce.repository.js';
+import { recordOrderPaid } from './ledger.js';
 import type { Order } from './commerce.tables.js';
 
 /** What an order can buy. */
@@ -63,7 +64,7 @@ declare module '../kernel/context.js' {
 }
 
 /**
- * Marks a pending order paid, runs its item type's fulfilment and emits `order.paid`, all in `tx` (all or
+ * Marks a pending order paid, runs its item type's fulfilment, records it in the wallet's ledger and emits `order.paid`, all in `tx` (all or
  * nothing). Idempotent: an order already paid changes nothing and returns `changed: false`. An unknown order
  * is `not_found`; a failed or refunded one is `order_not_payable` (409).
  */
@@ -79,6 +80,8 @@ export async function markOrderPaid(app: AppDeps, tx: Executor, orderId: string,
   const fulfil = Object.hasOwn(app.fulfilments, paid.productType) ? app.fulfilments[paid.productType as ItemType] : undefined;
   if (!fulfil) throw new Error(`no fulfilment is configured for orders of ${paid.productType}`);
   await fulfil(tx, paid, paidAt);
+  // The wallet's ledger: the price less the platform fee to the tribe's pending balance (docs/wallet.md).
+  await recordOrderPaid(tx, { orderId: paid.id }, { feeBps: app.config.wallet.platformFeeBps, holdDays: app.config.wallet.payoutHoldDays });
   const community = await findCommunityWith(tx, paid.communityId);
   await emitEvent(tx, paid.communityId, 'order.paid', {
     orderId: paid.id,

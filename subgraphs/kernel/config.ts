@@ -98,6 +98,8 @@ const schema = z
     POSTING_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(30),
     NEW_MEMBER_POST_LIMIT: int(0, 1_000).default(3),
     PLATFORM_ADMIN_EMAILS: emailList.default([]),
+    PLATFORM_FEE_BPS: int(0, 10_000).default(500),
+    PAYOUT_HOLD_DAYS: int(0, 365).default(7),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -167,6 +169,11 @@ export interface AppConfig {
   automod: { newMemberPostLimit: number };
   /** `PLATFORM_ADMIN_EMAILS`: the accounts granted platform staff at start-up (lower case). */
   platformAdminEmails: readonly string[];
+  /**
+   * The wallet (docs/wallet.md): `PLATFORM_FEE_BPS`, the platform's fee on a paid order in basis points (default 500 =
+   * 5%, rounded half up), and `PAYOUT_HOLD_DAYS`, how long a paid order's funds stay pending (default 7).
+   */
+  wallet: { platformFeeBps: number; payoutHoldDays: number };
 }
 
 /** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
@@ -294,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     posting: Object.freeze({ perMinute: e.POSTING_RATE_LIMIT_PER_MINUTE }),
     automod: Object.freeze({ newMemberPostLimit: e.NEW_MEMBER_POST_LIMIT }),
     platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),
+    wallet: Object.freeze({ platformFeeBps: e.PLATFORM_FEE_BPS, payoutHoldDays: e.PAYOUT_HOLD_DAYS }),
   });
 }
 
