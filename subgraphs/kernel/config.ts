@@ -100,6 +100,10 @@ const schema = z
     PLATFORM_ADMIN_EMAILS: emailList.default([]),
     PLATFORM_FEE_BPS: int(0, 10_000).default(500),
     PAYOUT_HOLD_DAYS: int(0, 365).default(7),
+    MEDIA_DIR: z.string().min(1).default('./data/media'),
+    MEDIA_MAX_IMAGE_MB: int(1, 1_000).default(10),
+    MEDIA_MAX_VIDEO_MB: int(1, 100_000).default(500),
+    MEDIA_URL_TTL_SECONDS: int(60, 7 * 24 * 3600).default(3600),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -174,6 +178,12 @@ export interface AppConfig {
    * 5%, rounded half up), and `PAYOUT_HOLD_DAYS`, how long a paid order's funds stay pending (default 7).
    */
   wallet: { platformFeeBps: number; payoutHoldDays: number };
+  /**
+   * Uploads (docs/media.md): `MEDIA_DIR`, the local store's folder (default `./data/media`); `MEDIA_MAX_IMAGE_MB` (10) and
+   * `MEDIA_MAX_VIDEO_MB` (500), the largest upload of each family; `MEDIA_URL_TTL_SECONDS` (3600), how long a signed URL
+   * of a private tribe's media stays valid.
+   */
+  media: { dir: string; maxImageBytes: number; maxVideoBytes: number; urlTtlSeconds: number };
 }
 
 /** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
@@ -302,6 +312,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     automod: Object.freeze({ newMemberPostLimit: e.NEW_MEMBER_POST_LIMIT }),
     platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),
     wallet: Object.freeze({ platformFeeBps: e.PLATFORM_FEE_BPS, payoutHoldDays: e.PAYOUT_HOLD_DAYS }),
+    media: Object.freeze({
+      dir: e.MEDIA_DIR,
+      maxImageBytes: e.MEDIA_MAX_IMAGE_MB * 1024 * 1024,
+      maxVideoBytes: e.MEDIA_MAX_VIDEO_MB * 1024 * 1024,
+      urlTtlSeconds: e.MEDIA_URL_TTL_SECONDS,
+    }),
   });
 }
 
