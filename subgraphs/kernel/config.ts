@@ -88,6 +88,7 @@ const schema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     GRAPHQL_INTROSPECTION: bool.optional(),
     GRAPHQL_PERSISTED_ONLY: bool.default(false),
+    GRAPHQL_EXPLORER: bool.optional(),
     SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be smtp://[user:pass@]host[:port] or smtps://...').optional(),
     MAIL_FROM: z.string().trim().min(3).max(320).regex(/@/, 'must contain an address, e.g. "Tribes <no-reply@example.com>"').default('Tribes <no-reply@localhost>'),
     PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -208,6 +209,8 @@ export interface GraphqlConfig {
   introspection: boolean;
   /** Only operations of the committed manifest (`gateway/persisted-operations.json`) run. */
   persistedOnly: boolean;
+  /** GraphiQL at `GET /graphql` for a browser: `GRAPHQL_EXPLORER`, else on except in production. */
+  explorer: boolean;
 }
 
 /** Limits of the HTTP server against slow or greedy clients (Node's `http.createServer` options). */
@@ -298,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     graphql: Object.freeze({
       introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
       persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
+      explorer: e.GRAPHQL_EXPLORER ?? e.NODE_ENV !== 'production',
     }),
     publicUrl: (e.PUBLIC_URL ?? `http://${defaultPublicHost(e.HOST)}:${e.PORT}`).replace(/\/+$/, ''),
     mail: Object.freeze({
