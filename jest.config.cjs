@@ -2,7 +2,13 @@
 module.exports = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // The verifier by its package name (verifier/examples import it as a receiver does), from its sources: its
+    // exports map points at dist/, which only `npm run build` makes.
+    '^@svc/webhook-verifier$': '<rootDir>/verifier/src/index.ts',
+    '^@svc/webhook-verifier/(web|fetch|express)$': '<rootDir>/verifier/src/$1.ts',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
