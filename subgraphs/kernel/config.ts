@@ -105,6 +105,13 @@ const schema = z
     MEDIA_MAX_IMAGE_MB: int(1, 1_000).default(10),
     MEDIA_MAX_VIDEO_MB: int(1, 100_000).default(500),
     MEDIA_URL_TTL_SECONDS: int(60, 7 * 24 * 3600).default(3600),
+    FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+    VIDEO_TRANSCODE_INTERVAL_MS: int(50, 3_600_000).default(5000),
+    VIDEO_TRANSCODE_TIMEOUT_MS: int(1000, 24 * 3_600_000).default(3_600_000),
+    VIDEO_TRANSCODE_LEASE_MS: int(300, 3_600_000).default(60_000),
+    VIDEO_TRANSCODE_MAX_ATTEMPTS: int(1, 100).default(3),
+    VIDEO_HLS_SEGMENT_SECONDS: int(1, 60).default(4),
+    VIDEO_X264_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow']).default('veryfast'),
   })
   .superRefine((c, ctx) => {
     if (c.WORKER_ENABLED && c.WORKER_LOCK_LIFETIME_MS <= c.WEBHOOK_TIMEOUT_MS) {
@@ -185,6 +192,14 @@ export interface AppConfig {
    * of a private tribe's media stays valid.
    */
   media: { dir: string; maxImageBytes: number; maxVideoBytes: number; urlTtlSeconds: number };
+  /**
+   * Video lessons (docs/media.md, "Video lessons"): `FFMPEG_PATH` (default `ffmpeg` on the PATH; ffprobe beside it);
+   * the `media.transcode` job every `VIDEO_TRANSCODE_INTERVAL_MS` (5000); one video's ffmpeg killed after
+   * `VIDEO_TRANSCODE_TIMEOUT_MS` (1 h, then FAILED); a claim's lease `VIDEO_TRANSCODE_LEASE_MS` (60 s, renewed while
+   * ffmpeg runs: how long a killed worker's video waits); `VIDEO_TRANSCODE_MAX_ATTEMPTS` (3) claims before FAILED;
+   * `VIDEO_HLS_SEGMENT_SECONDS` (4) and `VIDEO_X264_PRESET` (veryfast).
+   */
+  video: { ffmpegPath: string; intervalMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number; segmentSeconds: number; preset: string };
 }
 
 /** Outgoing mail (subgraphs/mail/). Without `smtpUrl`, queued mail is logged (subject and recipient) and kept. */
@@ -321,6 +336,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxImageBytes: e.MEDIA_MAX_IMAGE_MB * 1024 * 1024,
       maxVideoBytes: e.MEDIA_MAX_VIDEO_MB * 1024 * 1024,
       urlTtlSeconds: e.MEDIA_URL_TTL_SECONDS,
+    }),
+    video: Object.freeze({
+      ffmpegPath: e.FFMPEG_PATH,
+      intervalMs: e.VIDEO_TRANSCODE_INTERVAL_MS,
+      timeoutMs: e.VIDEO_TRANSCODE_TIMEOUT_MS,
+      leaseMs: e.VIDEO_TRANSCODE_LEASE_MS,
+      maxAttempts: e.VIDEO_TRANSCODE_MAX_ATTEMPTS,
+      segmentSeconds: e.VIDEO_HLS_SEGMENT_SECONDS,
+      preset: e.VIDEO_X264_PRESET,
     }),
   });
 }
