@@ -6,6 +6,7 @@ import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index
 import { consumeNotifications, sendEventReminders } from '../../subgraphs/engagement/index.js';
 import { sendQueuedMail } from '../../subgraphs/mail/index.js';
 import { sendDigests } from '../../subgraphs/digest/index.js';
+import { JOB_MEDIA_TRANSCODE, transcodePending, transcodeRuntime } from '../../subgraphs/media/transcode.js';
 import { pgliteAsPool } from './pglite-pool.js';
 
 export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';
@@ -18,6 +19,9 @@ export const JOB_EVENT_REMINDERS = 'notifications.event_reminders';
 export const JOB_MAIL_SEND = 'mail.send';
 /** Queues each user's daily digest of unread notifications (email-enabled kinds). */
 export const JOB_MAIL_DIGEST = 'mail.digest';
+
+/** Transcodes uploaded lesson videos into HLS (subgraphs/media/transcode.ts), one at a time under a renewed lease. */
+export { JOB_MEDIA_TRANSCODE };
 
 /** A running background worker. */
 export interface Worker {
@@ -77,6 +81,15 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   agenda.define(JOB_EVENT_REMINDERS, track(JOB_EVENT_REMINDERS, () => sendEventReminders(app)), { concurrency: 1, lockLifetime });
   agenda.define(JOB_MAIL_SEND, track(JOB_MAIL_SEND, () => sendQueuedMail(app)), { concurrency: 1, lockLifetime });
   agenda.define(JOB_MAIL_DIGEST, track(JOB_MAIL_DIGEST, () => sendDigests(app)), { concurrency: 1, lockLifetime });
+  // Video transcoding outlives a lock: the job touches its lock whenever it renews its row's lease, and stopping the
+  // worker aborts ffmpeg and gives the video back for the next start.
+  const transcoding = new AbortController();
+  const video = transcodeRuntime(app);
+  agenda.define(
+    JOB_MEDIA_TRANSCODE,
+    (job: Job) => track(JOB_MEDIA_TRANSCODE, () => transcodePending(app, video, { signal: transcoding.signal, touch: () => job.touch() }))(job),
+    { concurrency: 1, lockLifetime },
+  );
 
   await agenda.start();
   await agenda.every(config.webhooks.fanoutIntervalMs, JOB_WEBHOOKS_FANOUT);
@@ -85,6 +98,7 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   await agenda.every(config.notifications.reminderIntervalMs, JOB_EVENT_REMINDERS);
   await agenda.every(config.mail.sendIntervalMs, JOB_MAIL_SEND);
   await agenda.every(config.mail.digestIntervalMs, JOB_MAIL_DIGEST);
+  await agenda.every(config.video.intervalMs, JOB_MEDIA_TRANSCODE);
   if (!config.mail.smtpUrl) log.warn('SMTP_URL is not set: mail is logged (subject and recipient) and kept in mail_outbox, not sent');
   log.info(
     { drainIntervalMs: config.webhooks.drainIntervalMs, fanoutIntervalMs: config.webhooks.fanoutIntervalMs, batchSize: config.webhooks.batchSize },
@@ -100,6 +114,7 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
         log.warn({ err: error }, 'agenda did not stop cleanly (database unavailable?)'); // its job locks lapse by themselves
       }
       interruptAttempts(app);
+      transcoding.abort();
       const deadline = new Promise((resolve) => setTimeout(resolve, lockLifetime).unref());
       await Promise.race([Promise.allSettled([...running]), deadline]);
     },

@@ -55,9 +55,13 @@ export interface TranscodeResult {
 
 const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
 
-/** Queues media `mediaId` (a stored lesson_video) for transcoding; a second call changes nothing. Call it in the upload's transaction. */
-export async function enqueueTranscode(db: Executor, mediaId: string, now: Date = new Date()): Promise<void> {
-  await db.execute(sql`
+/**
+ * Queues media `mediaId` (a stored lesson_video) for transcoding; a second call changes nothing. Pass the upload's
+ * transaction as `tx` to queue it with the media row.
+ */
+export async function enqueueTranscode(app: AppDeps, mediaId: string, tx: Executor = app.database.db): Promise<void> {
+  const now = app.clock();
+  await tx.execute(sql`
     insert into media_videos (media_id, status, created_at, updated_at)
     values (${mediaId}::uuid, 'processing', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
     on conflict (media_id) do nothing`);
@@ -278,4 +282,16 @@ async function finish(
        where media_id = ${claim.mediaId}::uuid`);
     return true;
   });
+}
+
+/** The runtime of the `media.transcode` job from the app's config: the media store, `<MEDIA_DIR>/.work`, `config.video`. */
+export function transcodeRuntime(app: AppDeps): TranscodeRuntime {
+  const v = app.config.video;
+  return {
+    storage: app.mediaStorage,
+    workDir: path.join(path.resolve(app.config.media.dir), '.work'),
+    ffmpeg: { ffmpegPath: v.ffmpegPath, timeoutMs: v.timeoutMs, segmentSeconds: v.segmentSeconds, preset: v.preset },
+    leaseMs: v.leaseMs,
+    maxAttempts: v.maxAttempts,
+  };
 }
