@@ -19,6 +19,12 @@ const FEED = `query Feed($first: Int, $after: String) {
     pageInfo { hasNextPage endCursor }
   }
 }`;
+const COMMUNITY_FEED = `query CommunityFeed($communityId: ID!, $first: Int, $after: String) {
+  communityFeed(communityId: $communityId, sort: NEW, first: $first, after: $after) {
+    edges { cursor node { id body author { username } community { name } reactions { total viewerReaction } commentCount } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
 const DEEP_PAGES = 50;
 const POOL_SIZE = 10;
 
@@ -82,6 +88,20 @@ export default async function feedBench(): Promise<void> {
       captured = null;
       return list;
     };
+    // communityFeed(sort: NEW, first: 20) of the bench user's tribe with the most posts.
+    const tribe = [...seeded.benchTribes].sort((a, b) => b.posts - a.posts)[0];
+    const communityBody = JSON.stringify({ query: COMMUNITY_FEED, variables: { communityId: tribe.id, first: 20 } });
+    {
+      const res = await fetch(`${base}/graphql`, { method: 'POST', headers, body: communityBody });
+      const json = (await res.json()) as any;
+      if (res.status !== 200 || json.errors || json.data?.communityFeed?.edges?.length !== 20) {
+        throw new Error(`communityFeed: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+      }
+    }
+    captured = [];
+    await fetch(`${base}/graphql`, { method: 'POST', headers, body: communityBody }).then((r) => r.json());
+    const communityStatements: Statement[] = captured;
+    captured = null;
     const firstStatements = await capture(firstBody);
     const deepStatements = await capture(deepBody);
     const statementsFor = async (first: number) => {
@@ -102,9 +122,11 @@ export default async function feedBench(): Promise<void> {
     };
     const firstPlan = plan(firstStatements);
     const deepPlan = plan(deepStatements);
+    const communityPlan = plan(communityStatements);
     const exec = async (s: Statement) => (await pool.query({ ...s.config, text: s.text, values: s.values } as pg.QueryConfig)).rows;
     const bare = await bareServer(async (url) => {
-      const p = url.searchParams.get('page') === 'deep' ? deepPlan : firstPlan;
+      const page = url.searchParams.get('page');
+      const p = page === 'deep' ? deepPlan : page === 'community' ? communityPlan : firstPlan;
       const results: unknown[] = [];
       for (const s of p.sequential) results.push(await exec(s));
       results.push(...(await Promise.all(p.parallel.map(exec))));
@@ -124,6 +146,8 @@ export default async function feedBench(): Promise<void> {
     const subjectDeep = await run(`${base}/graphql`, headers, deepBody);
     const anchorFirst = await run(`${bare.base}/?page=first`, { 'content-type': 'application/json' }, firstBody);
     const anchorDeep = await run(`${bare.base}/?page=deep`, { 'content-type': 'application/json' }, deepBody);
+    const subjectCommunity = await run(`${base}/graphql`, headers, communityBody);
+    const anchorCommunity = await run(`${bare.base}/?page=community`, { 'content-type': 'application/json' }, communityBody);
     await bare.close();
 
     // What the feed's statement costs in PostgreSQL at each depth.
@@ -150,6 +174,9 @@ export default async function feedBench(): Promise<void> {
     console.log(`  p99 ratio: ${(subjectFirst.p99 / anchorFirst.p99).toFixed(2)} (subject / anchor)`);
     report(`homeFeed(first: 20), deep page (after ${DEEP_PAGES} pages via cursors): GraphQL via gateway vs bare node:http + the same SQL`, subjectDeep, anchorDeep, 0.4);
     console.log(`  p99 ratio: ${(subjectDeep.p99 / anchorDeep.p99).toFixed(2)} (subject / anchor)`);
+    report(`communityFeed(sort: NEW, first: 20), first page of a tribe of ${tribe.posts} posts: GraphQL via gateway vs bare node:http + the same SQL`, subjectCommunity, anchorCommunity, 0.4);
+    console.log(`  p99 ratio: ${(subjectCommunity.p99 / anchorCommunity.p99).toFixed(2)} (subject / anchor)`);
+    console.log(`  communityFeed statements per page: ${communityStatements.length}: ${communityPlan.sequential.map((s) => tableOf(s.text)).join(' -> ')} -> [${communityPlan.parallel.map((s) => tableOf(s.text)).join(', ')}] at once`);
     console.log('first page vs deep page');
     console.log(`  service: ${subjectFirst.rps.toFixed(0)} vs ${subjectDeep.rps.toFixed(0)} req/s, p99 ${subjectFirst.p99} vs ${subjectDeep.p99} ms`);
     console.log(`  anchor : ${anchorFirst.rps.toFixed(0)} vs ${anchorDeep.rps.toFixed(0)} req/s, p99 ${anchorFirst.p99} vs ${anchorDeep.p99} ms`);

@@ -94,6 +94,7 @@ export default async function leaderboardBench(): Promise<void> {
       `GET /v1/communities/:id/challenges/:cid/leaderboard?per_page=50, ${PARTICIPANTS} participants (resource API via gateway) vs bare node:http + one SQL query`,
       facade,
       anchor,
+      0.5,
     );
     console.log(`  p99 of one leaderboard page: ${facade.p99} ms (anchor ${anchor.p99} ms)`);
     console.log(`  SQL statements per leaderboard page: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);

@@ -73,4 +73,5 @@ export function report(name: string, subject: LoadResult, anchor: LoadResult, go
   console.log(`  subject: ${subject.rps.toFixed(0)} req/s, p99 ${subject.p99} ms (errors ${subject.errors}, non-2xx ${subject.non2xx})`);
   console.log(`  anchor : ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
   console.log(`  ratio  : ${ratio.toFixed(3)}${goal ? ` (goal >= ${goal})` : ''}`);
+  console.log(`  p99    : ${subject.p99} ms vs anchor ${anchor.p99} ms at 16 connections, ${(subject.p99 / anchor.p99).toFixed(2)}x (goal <= 2x)`);
 }

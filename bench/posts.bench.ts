@@ -72,7 +72,7 @@ export default async function postsBench(): Promise<void> {
     const anchor = await load(`${bare.base}/?c=${communityId}`);
     await bare.close();
 
-    report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.25);
+    report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.5);
     console.log(`  SQL statements per list request: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
   } finally {
     await pool.end();
