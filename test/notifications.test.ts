@@ -330,10 +330,10 @@ describe('notifications', () => {
     it('lists the documented defaults, changes some, and creates nothing in the app for a kind turned off', async () => {
       const w = await world();
       const defaults = ok(await gql(t, w.owner, Q.prefs)).notificationPreferences;
-      expect(defaults).toHaveLength(20);
+      expect(defaults).toHaveLength(22);
       const on = (channel: string) => defaults.filter((p: any) => p.channel === channel && p.enabled).map((p: any) => p.kind);
-      expect(on('IN_APP')).toEqual(['reply', 'mention', 'reaction', 'event_created', 'event_reminder', 'role_changed', 'win_approved', 'course_completed', 'message', 'moderation_warning']);
-      expect(on('EMAIL')).toEqual(['reply', 'mention', 'event_reminder', 'message', 'moderation_warning']);
+      expect(on('IN_APP')).toEqual(['reply', 'mention', 'reaction', 'event_created', 'event_reminder', 'role_changed', 'win_approved', 'course_completed', 'message', 'moderation_warning', 'refund_required']);
+      expect(on('EMAIL')).toEqual(['reply', 'mention', 'event_reminder', 'message', 'moderation_warning', 'refund_required']);
       expect(defaults.every((p: any) => p.isDefault)).toBe(true);
       const updated = ok(await gql(t, w.owner, Q.setPrefs, { p: [{ kind: 'reaction', channel: 'IN_APP', enabled: false }, { kind: 'reaction', channel: 'EMAIL', enabled: true }] }))
         .updateNotificationPreferences;

@@ -301,7 +301,7 @@ describe('payments', () => {
 
     it('acknowledges other event types with 200 {received: true} and ignores them', async () => {
       const { s, event, order } = await pendingOrder();
-      const res = await deliver(stripeEvent(order.id, { type: 'charge.refunded' }));
+      const res = await deliver(stripeEvent(order.id, { type: 'charge.dispute.created' }));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ received: true });
       await expectUntouched(s, event.id, order.id);

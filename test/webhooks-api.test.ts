@@ -7,7 +7,7 @@ import { gql, plantedResolver, sqlRows, startWebhookService, type TestService } 
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const ALL_EVENTS = ['member.joined', 'member.left', 'member.removed', 'order.paid', 'post.created', 'win.approved', 'event.created'];
+const ALL_EVENTS = ['member.joined', 'member.left', 'member.removed', 'order.paid', 'order.refunded', 'post.created', 'win.approved', 'event.created'];
 
 /**
  * Managing webhook endpoints over the three surfaces. No receiver is contacted here (and nothing is

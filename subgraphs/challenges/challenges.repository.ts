@@ -111,3 +111,9 @@ export async function leaderboard(db: Executor, challengeId: string, limit: numb
     .limit(limit)
     .offset(offset);
 }
+
+/** Deletes the enrollment an order granted (a full refund takes it back); true when there was one. */
+export async function deleteEnrollmentOfOrder(tx: Executor, orderId: string): Promise<boolean> {
+  const rows = await tx.delete(challengeEnrollments).where(eq(challengeEnrollments.orderId, orderId)).returning({ id: challengeEnrollments.id });
+  return rows.length > 0;
+}

@@ -4,6 +4,7 @@ import {
   DEFAULT_CURRENCY,
   currencySchema,
   type FulfilmentHandler,
+  type RevocationHandler,
   startCheckout,
   priceSchema,
   type Order,
@@ -328,6 +329,11 @@ export async function checkIn(
   viewerEnrollmentLoader(ctx).clear(challenge.id).prime(challenge.id, result.enrollment);
   return { checkin: result.checkin, progress: progressOf(challenge, result.enrollment, now) };
 }
+
+/** A fully refunded challenge order takes its enrollment back (with its check-ins), in the refund's transaction: `AppDeps.revocations.challenge`. */
+export const revokeChallengeOrder: RevocationHandler = async (tx, order) => {
+  await repo.deleteEnrollmentOfOrder(tx, order.id);
+};
 
 /** A paid challenge order enrolls its buyer; day 1 opens at the payment: `AppDeps.fulfilments.challenge`. */
 export const fulfilChallengeOrder: FulfilmentHandler = async (tx, order, paidAt) => {

@@ -11,6 +11,7 @@ export {
   CHALLENGE_CHECKIN,
   CHALLENGE_COMPLETED,
   fulfilChallengeOrder,
+  revokeChallengeOrder,
 } from './challenges.service.js';
 export type {
   Challenge,

@@ -7,6 +7,7 @@ import { orderById } from './commerce.service.js';
 import * as repo from './commerce.repository.js';
 import { recordOrderPaid } from './ledger.js';
 import type { Order } from './commerce.tables.js';
+import { requestRefund } from './refunds.service.js';
 
 /** What an order can buy. */
 export type ItemType = 'course' | 'challenge' | 'event';
@@ -47,12 +48,23 @@ export async function ensurePendingOrder(tx: Executor, input: PendingOrderInput)
 
 /**
  * Grants what a paid order buys (activates the enrollment, confirms the registration). Runs inside the
- * transaction that marks the order paid; throwing rolls the payment back too.
+ * transaction that marks the order paid; throwing rolls the payment back too. It answers `{ refundRequired }`
+ * (why) when it could not grant the item although the money was taken (an event filled up while the buyer paid):
+ * the order is then marked for the owner to refund (`docs/events-and-payments.md`, Refunds).
  */
-export type FulfilmentHandler = (tx: Executor, order: Order, paidAt: Date) => Promise<void>;
+export type FulfilmentHandler = (tx: Executor, order: Order, paidAt: Date) => Promise<void | { refundRequired: string }>;
+
+/**
+ * Takes back what a fully refunded order bought (cancels the enrollment or the registration, freeing its seat),
+ * inside the transaction that records the refund. Nothing to take back is not an error.
+ */
+export type RevocationHandler = (tx: Executor, order: Order, at: Date) => Promise<void>;
 
 /** The fulfilment of every item type (`AppDeps.fulfilments`, built by `server/deps.ts` from each domain's handler). */
 export type FulfilmentTable = Readonly<Record<ItemType, FulfilmentHandler>>;
+
+/** What a full refund takes back, per item type (`AppDeps.revocations`, built by `server/deps.ts`). */
+export type RevocationTable = Readonly<Record<ItemType, RevocationHandler>>;
 
 declare module '../kernel/context.js' {
   interface AppDeps {
@@ -60,6 +72,8 @@ declare module '../kernel/context.js' {
     checkout: CheckoutProvider;
     /** What a paid order grants, per item type: `markOrderPaid` runs it. */
     fulfilments: FulfilmentTable;
+    /** What a full refund takes back, per item type: refunds run it. */
+    revocations: RevocationTable;
   }
 }
 
@@ -68,9 +82,15 @@ declare module '../kernel/context.js' {
  * nothing). Idempotent: an order already paid changes nothing and returns `changed: false`. An unknown order
  * is `not_found`; a failed or refunded one is `order_not_payable` (409).
  */
-export async function markOrderPaid(app: AppDeps, tx: Executor, orderId: string, paidAt: Date = new Date()): Promise<{ order: Order; changed: boolean }> {
+export async function markOrderPaid(
+  app: AppDeps,
+  tx: Executor,
+  orderId: string,
+  paidAt: Date = new Date(),
+  provider: 'manual' | 'stripe' = 'manual',
+): Promise<{ order: Order; changed: boolean }> {
   if (!isUuid(orderId)) throw notFound('Order');
-  const paid = await repo.markPaidIfPending(tx, orderId, paidAt);
+  const paid = await repo.markPaidIfPending(tx, orderId, paidAt, provider);
   if (!paid) {
     const existing = await repo.findOrder(tx, orderId);
     if (!existing) throw notFound('Order');
@@ -79,7 +99,7 @@ export async function markOrderPaid(app: AppDeps, tx: Executor, orderId: string,
   }
   const fulfil = Object.hasOwn(app.fulfilments, paid.productType) ? app.fulfilments[paid.productType as ItemType] : undefined;
   if (!fulfil) throw new Error(`no fulfilment is configured for orders of ${paid.productType}`);
-  await fulfil(tx, paid, paidAt);
+  const outcome = await fulfil(tx, paid, paidAt);
   // The wallet's ledger: the price less the platform fee to the tribe's pending balance (docs/wallet.md).
   await recordOrderPaid(tx, { orderId: paid.id }, { feeBps: app.config.wallet.platformFeeBps, holdDays: app.config.wallet.payoutHoldDays });
   const community = await findCommunityWith(tx, paid.communityId);
@@ -92,6 +112,7 @@ export async function markOrderPaid(app: AppDeps, tx: Executor, orderId: string,
     productId: paid.productId,
     handle: community?.handle ?? null,
   });
+  if (outcome?.refundRequired) return { order: await requestRefund(tx, paid, outcome.refundRequired, paidAt), changed: true };
   return { order: paid, changed: true };
 }
 

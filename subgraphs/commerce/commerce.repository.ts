@@ -45,10 +45,10 @@ export async function findPending(db: Executor, buyerId: string, productType: st
 }
 
 /** Marks the order paid at `paidAt` if it is pending; returns the paid row, or undefined when it was not pending (or is unknown). */
-export async function markPaidIfPending(db: Executor, id: string, paidAt: Date): Promise<Order | undefined> {
+export async function markPaidIfPending(db: Executor, id: string, paidAt: Date, provider: string): Promise<Order | undefined> {
   const [paid] = await db
     .update(orders)
-    .set({ status: 'paid', paidAt, updatedAt: paidAt })
+    .set({ status: 'paid', paidAt, updatedAt: paidAt, paymentProvider: provider })
     .where(and(eq(orders.id, id), eq(orders.status, 'pending')))
     .returning();
   return paid;

@@ -8,7 +8,10 @@ export {
   markOrderPaidManually,
   manualCheckout,
 } from './checkout.js';
-export type { ItemType, PendingOrderInput, FulfilmentHandler, FulfilmentTable, CheckoutInfo, CheckoutProvider } from './checkout.js';
+export type { ItemType, PendingOrderInput, FulfilmentHandler, FulfilmentTable, RevocationHandler, RevocationTable, CheckoutInfo, CheckoutProvider } from './checkout.js';
+export { refundOrder, refundRequests, refundsOf } from './refunds.service.js';
+export type { OrderRefund, RefundStatus } from './refunds.service.js';
+export { STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
 export { toCents, fromCents, priceSchema, currencySchema, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';
 export { receiveStripeEvent, markTribeOrderPaid, STRIPE_PAYING_EVENTS } from './payments.service.js';
 export type { WebhookReceipt } from './payments.service.js';

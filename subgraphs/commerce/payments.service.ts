@@ -7,7 +7,9 @@ import { findOrdersByIds } from './commerce.repository.js';
 import { orderById } from './commerce.service.js';
 import type { Order } from './commerce.tables.js';
 import * as repo from './payments.repository.js';
+import { recordPaymentRefs } from './refunds.service.js';
 import { verifyStripeSignature } from './stripe.js';
+import { fractionDigits, receiveStripeRefund, STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
 
 /**
  * Stripe event types that pay an order named by `data.object.metadata.order_id`. A completed checkout session
@@ -29,15 +31,6 @@ export interface WebhookReceipt {
 
 const invalidPayload = () => invalid('invalid_payload', 'The body is not a Stripe event: {id, type, data: {object}}.');
 const unknownOrder = () => invalid('unknown_order', 'data.object.metadata.order_id names no order.');
-
-/** Digits after the decimal point of a currency (BRL 2, JPY 0), as Intl knows them. */
-function fractionDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
 
 /**
  * Refuses a payment whose currency or amount differs from the order's. The amount is Stripe's smallest currency
@@ -66,8 +59,9 @@ function checkAmount(order: Order, object: Record<string, unknown>): void {
  * `invalid_signature`), the body is an event (400 `invalid_payload`). Paying events name our order in
  * `data.object.metadata.order_id` (400 `missing_order_id`, `unknown_order`, `amount_mismatch`); in ONE
  * transaction the provider event id is recorded, the order is marked paid, its item granted and `order.paid`
- * emitted. A provider event id seen before changes nothing and is answered like the first time; other event
- * types are acknowledged and ignored. Every refusal changes nothing.
+ * emitted. Refund events (`STRIPE_REFUND_EVENTS`) go to `receiveStripeRefund`. A provider event id seen before changes
+ * nothing and is answered like the first time; other event types are acknowledged and ignored. Every refusal changes
+ * nothing.
  */
 export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatureHeader: string | undefined): Promise<WebhookReceipt> {
   const secret = app.config.payments.stripeWebhookSecret;
@@ -88,6 +82,10 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
   if (!result.success) throw invalidPayload();
   const event = result.data;
   const object = event.data.object;
+  if ((STRIPE_REFUND_EVENTS as readonly string[]).includes(event.type)) {
+    await receiveStripeRefund(app, { id: event.id, type: event.type, object }, now);
+    return { received: true };
+  }
   if (!(STRIPE_PAYING_EVENTS as readonly string[]).includes(event.type)) return { received: true };
   // A session completed with a delayed method is not paid yet: its async_payment_succeeded event pays it.
   if (event.type === 'checkout.session.completed' && object.payment_status !== undefined && object.payment_status !== 'paid') {
@@ -106,7 +104,9 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
       const first = await repo.recordProviderEvent(tx, { provider: 'stripe', eventId: event.id, eventType: event.type, orderId: order.id, receivedAt: now });
       if (!first) return; // a replay: processed before, nothing changes
       checkAmount(order, object);
-      await markOrderPaid(app, tx, order.id, now);
+      await markOrderPaid(app, tx, order.id, now, 'stripe');
+      // A refund event names the payment (intent, charge), not our order: remember them.
+      await recordPaymentRefs(tx, 'stripe', order.id, [object.id, object.payment_intent, object.latest_charge, object.charge]);
     });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'not_found') throw unknownOrder();

@@ -145,3 +145,9 @@ export async function completedLessonIds(db: Executor, enrollmentId: string): Pr
     .orderBy(asc(lessonCompletions.completedAt), asc(lessonCompletions.lessonId));
   return rows.map((r) => r.lessonId);
 }
+
+/** Deletes the enrollment an order granted (a full refund takes it back); true when there was one. */
+export async function deleteEnrollmentOfOrder(tx: Executor, orderId: string): Promise<boolean> {
+  const rows = await tx.delete(courseEnrollments).where(eq(courseEnrollments.orderId, orderId)).returning({ id: courseEnrollments.id });
+  return rows.length > 0;
+}

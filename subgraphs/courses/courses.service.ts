@@ -6,6 +6,7 @@ import {
   DEFAULT_CURRENCY,
   currencySchema,
   type FulfilmentHandler,
+  type RevocationHandler,
   startCheckout,
   priceSchema,
   type Order,
@@ -336,6 +337,11 @@ export async function completeLesson(
   viewerEnrollmentLoader(ctx).clear(course.id).prime(course.id, enrollment);
   return progressFrom(enrollment, total, done);
 }
+
+/** A fully refunded course order takes its enrollment back (with its progress), in the refund's transaction: `AppDeps.revocations.course`. */
+export const revokeCourseOrder: RevocationHandler = async (tx, order) => {
+  await repo.deleteEnrollmentOfOrder(tx, order.id);
+};
 
 /** A paid course order enrolls its buyer (in the transaction that marks the order paid): `AppDeps.fulfilments.course`. */
 export const fulfilCourseOrder: FulfilmentHandler = async (tx, order, paidAt) => {

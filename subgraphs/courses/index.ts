@@ -10,5 +10,6 @@ export {
   courseById,
   COURSE_COMPLETED,
   fulfilCourseOrder,
+  revokeCourseOrder,
 } from './courses.service.js';
 export type { Course, CourseEnrollment, CourseModule, Lesson, CourseProgress, EnrollResult } from './courses.service.js';

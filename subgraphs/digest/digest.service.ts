@@ -37,6 +37,7 @@ export const KIND_LABELS: Record<NotificationKind, string> = {
   course_completed: 'completed courses',
   message: 'messages',
   moderation_warning: 'moderator warnings',
+  refund_required: 'refunds to make',
 };
 
 /** The one-click unsubscribe URL of `kinds` for `userId` (POST for one click, GET for a confirmation page). */

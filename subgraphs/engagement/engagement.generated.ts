@@ -72,7 +72,9 @@ export type Course = {
  * - course_completed: I completed a course;
  * - message: a direct message (unread messages of one conversation are one notification, updated);
  * - moderation_warning: a moderator of a tribe warned me (with their reason); it arrives even when I muted the tribe or
- *   turned its IN_APP preference off.
+ *   turned its IN_APP preference off;
+ * - refund_required: (owners) a buyer paid for a registration of my tribe's event that got no seat (the event filled up
+ *   while they paid): the order waits in refundRequests until refunded; it arrives even when muted or turned off.
  */
 export type NotificationKind =
   | 'reply'
@@ -84,7 +86,8 @@ export type NotificationKind =
   | 'win_approved'
   | 'course_completed'
   | 'message'
-  | 'moderation_warning';
+  | 'moderation_warning'
+  | 'refund_required';
 
 /** Where notifications of a kind go: the web app, or the daily email digest. */
 export type NotificationChannel =

@@ -2,7 +2,7 @@ import type { Db, Executor } from '../../db/src/index.js';
 import { courseById } from '../courses/index.js';
 import { eventById, eventsStartingBetween, registrantIdsPage } from '../events/index.js';
 import { type AppDeps, type RequestContext, isForeignKeyViolation, isUuid } from '../kernel/index.js';
-import { memberUserIdsAmong, memberUserIdsPage } from '../members/index.js';
+import { memberUserIdsAmong, memberUserIdsPage, ownerUserIds } from '../members/index.js';
 import { claimUnnotifiedEvents, markEventsNotified, type OutboxEvent } from '../outbox/index.js';
 import { publishAll } from '../realtime/index.js';
 import { winById } from '../wins/index.js';
@@ -149,6 +149,24 @@ async function planFor(ctx: RequestContext, e: OutboxEvent, at: Date): Promise<P
           subject: { courseId: course.id },
           data: { title: course.title },
           dedupeKey: `course_completed:${str(d.enrollmentId) ?? course.id}`,
+          at,
+        },
+      };
+    }
+    case 'order.refund_required': {
+      // The owners must refund a buyer whose paid registration got no seat (subject: the event, when it still exists).
+      const orderId = id(d.orderId);
+      if (!orderId) return null;
+      const event = d.productType === 'event' && id(d.productId) ? await eventById(ctx, d.productId as string) : null;
+      return {
+        notify: {
+          kind: 'refund_required',
+          recipientIds: await ownerUserIds(ctx.app.database.db, communityId),
+          actorId: null,
+          communityId,
+          subject: { eventId: event?.id ?? null },
+          data: { orderId, amountCents: d.amount ?? null, currency: str(d.currency), title: event?.title ?? null, reason: str(d.reason) },
+          dedupeKey: `refund_required:${orderId}`,
           at,
         },
       };

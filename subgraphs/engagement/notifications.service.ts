@@ -359,5 +359,7 @@ export function describe(n: Pick<Notification, 'kind' | 'actorCount' | 'commentI
       return `${who} sent you a message`;
     case 'moderation_warning':
       return typeof n.data.reason === 'string' && n.data.reason ? `A moderator warned you: ${n.data.reason}` : 'A moderator warned you';
+    case 'refund_required':
+      return title ? `A paid registration for "${title}" got no seat: refund the buyer` : 'A paid order needs a refund';
   }
 }

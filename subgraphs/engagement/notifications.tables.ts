@@ -12,6 +12,7 @@ export const NOTIFICATION_KINDS = [
   'course_completed',
   'message',
   'moderation_warning',
+  'refund_required',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -34,13 +35,14 @@ export const DEFAULT_PREFERENCES: Readonly<Record<NotificationKind, Readonly<Rec
   course_completed: { in_app: true, email: false },
   message: { in_app: true, email: true },
   moderation_warning: { in_app: true, email: true },
+  refund_required: { in_app: true, email: true },
 });
 
 /**
- * Kinds that reach the user whatever they chose: a moderator's warning is not marketing, so a muted tribe or an IN_APP
- * preference turned off does not stop it (its EMAIL preference still applies to the digest).
+ * Kinds that reach the user whatever they chose: a moderator's warning, or a refund the owner owes a buyer, is not
+ * marketing, so a muted tribe or an IN_APP preference turned off does not stop it (its EMAIL preference still applies to the digest).
  */
-export const ALWAYS_DELIVERED_KINDS: readonly NotificationKind[] = ['moderation_warning'];
+export const ALWAYS_DELIVERED_KINDS: readonly NotificationKind[] = ['moderation_warning', 'refund_required'];
 
 /** How many of the latest actors a notification keeps (its `actorCount` counts them all). */
 export const LATEST_ACTORS = 5;

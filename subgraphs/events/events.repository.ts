@@ -150,3 +150,9 @@ export async function registrantIdsPage(db: Executor, eventId: string, afterUser
     .limit(limit);
   return rows.map((r) => r.userId);
 }
+
+/** Deletes the registration an order paid for (a full refund takes it back, freeing its seat); true when there was one. */
+export async function deleteRegistrationOfOrder(tx: Executor, orderId: string): Promise<boolean> {
+  const rows = await tx.delete(eventRegistrations).where(eq(eventRegistrations.orderId, orderId)).returning({ id: eventRegistrations.id });
+  return rows.length > 0;
+}

@@ -5,6 +5,7 @@ import {
   DEFAULT_CURRENCY,
   currencySchema,
   type FulfilmentHandler,
+  type RevocationHandler,
   startCheckout,
   priceSchema,
   type Order,
@@ -283,7 +284,8 @@ export const eventOfRegistration = (ctx: RequestContext, r: EventRegistration): 
 /**
  * A paid event order registers its buyer, in the transaction that marks the order paid (`AppDeps.fulfilments.event`).
  * The seat is checked again under the event's lock: when the event filled up while the buyer was paying, the order
- * stays paid and the registration is `refund_required` (no seat, no check-in) for the tribe's staff to refund.
+ * stays paid, the registration is `refund_required` (no seat, no check-in), and the order is marked for the owner to
+ * refund (the answer `refundRequired`).
  */
 export const fulfilEventOrder: FulfilmentHandler = async (tx, order, paidAt) => {
   if (!order.buyerId || !order.productId) return;
@@ -299,6 +301,15 @@ export const fulfilEventOrder: FulfilmentHandler = async (tx, order, paidAt) => 
     orderId: order.id,
     createdAt: paidAt,
   });
+  return { refundRequired: 'event_full: the event filled up while the buyer was paying' };
+};
+
+/**
+ * A fully refunded event order cancels its registration (deleted: its seat is free and its ticket no longer valid; the
+ * buyer may register again), in the refund's transaction: `AppDeps.revocations.event`.
+ */
+export const revokeEventOrder: RevocationHandler = async (tx, order) => {
+  await repo.deleteRegistrationOfOrder(tx, order.id);
 };
 
 /** Events (of every tribe) starting after `from` and at most at `to`, soonest first, at most `limit`: event reminders. */

@@ -7,6 +7,7 @@ export {
   register,
   checkIn,
   fulfilEventOrder,
+  revokeEventOrder,
   eventsStartingBetween,
   registrantIdsPage,
 } from './events.service.js';

@@ -16,6 +16,7 @@ export {
   memberIdsByUsernames,
   shareATribe,
   memberUserIdsAmong,
+  ownerUserIds,
   memberUserIdsPage,
   sanctionOf,
   muteMember,

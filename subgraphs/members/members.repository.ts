@@ -172,6 +172,15 @@ export async function memberUserIdsAmong(db: Executor, communityId: string, user
   return rows.map((r) => r.userId);
 }
 
+/** The user ids of a tribe's members with one of `roles`, in one statement. */
+export async function userIdsWithRole(db: Executor, communityId: string, roles: readonly Role[]): Promise<string[]> {
+  const rows = await db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.communityId, communityId), inArray(members.role, [...roles])));
+  return rows.map((r) => r.userId);
+}
+
 /** True when one tribe has every one of `userIds` (distinct ids) as a member, in one statement. */
 export async function haveCommonTribe(db: Executor, userIds: readonly string[], unmuted?: { userId: string; at: Date }): Promise<boolean> {
   if (userIds.length === 0) return false;

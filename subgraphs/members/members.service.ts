@@ -288,6 +288,11 @@ export function memberUserIdsPage(db: Executor, communityId: string, afterUserId
   return repo.memberUserIdsPage(db, communityId, afterUserId, limit);
 }
 
+/** The tribe's owners now (read with `db`, a transaction included): who must act on its money, such as a refund to make. */
+export function ownerUserIds(db: Executor, communityId: string): Promise<string[]> {
+  return repo.userIdsWithRole(db, communityId, ['owner']);
+}
+
 /** Which of `userIds` are members of the tribe now (read with `db`, a transaction included). */
 export function memberUserIdsAmong(db: Executor, communityId: string, userIds: readonly string[]): Promise<string[]> {
   return repo.memberUserIdsAmong(db, communityId, userIds);

@@ -18,6 +18,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'member.left',
   'member.removed',
   'order.paid',
+  'order.refunded',
   'post.created',
   'win.approved',
   'event.created',
@@ -29,7 +30,7 @@ export type OutboxEventType = (typeof SUBSCRIBABLE_EVENTS)[number];
  * Internal domain events: recorded in the same outbox, in the transaction of the change, for in-process consumers (the
  * notifications issue). They are not webhook event types: no endpoint can subscribe to them and fan-out skips them.
  */
-export const INTERNAL_EVENTS = ['post.mentioned', 'comment.replied', 'post.reacted', 'member.role_changed', 'course.completed'] as const;
+export const INTERNAL_EVENTS = ['post.mentioned', 'comment.replied', 'post.reacted', 'member.role_changed', 'course.completed', 'order.refund_required'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENTS)[number];
 
 /** An outbox row waiting for fan-out. */

@@ -4,6 +4,7 @@ export type KnownEventType =
   | 'member.left'
   | 'member.removed'
   | 'order.paid'
+  | 'order.refunded'
   | 'post.created'
   | 'win.approved'
   | 'event.created'
@@ -19,6 +20,32 @@ export interface WebhookEvent<T = Record<string, unknown>> {
   type: KnownEventType | (string & {});
   created: number;
   data: T;
+}
+
+/** `data` of `order.paid`. Amounts are integers in the smallest unit of `currency` (cents). */
+export interface OrderPaidData {
+  orderId: string;
+  /** Null when the buyer's account was deleted. */
+  userId: string | null;
+  /** The order's amount. */
+  amount: number;
+  currency: string;
+  productType: string;
+  productId: string | null;
+  handle: string | null;
+}
+
+/**
+ * `data` of `order.refunded`: the `order.paid` fields plus this refund. One delivery per increase of the refunded
+ * total; `totalRefunded` never goes down and never exceeds `amount`.
+ */
+export interface OrderRefundedData extends OrderPaidData {
+  /** What this refund gave back. */
+  amountRefunded: number;
+  /** Everything refunded on the order so far. */
+  totalRefunded: number;
+  /** `refunded` once `totalRefunded` equals `amount` (what the order bought is then taken back). */
+  status: 'partially_refunded' | 'refunded';
 }
 
 /** The raw request body exactly as received. Parsed JSON is refused. */

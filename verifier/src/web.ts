@@ -16,6 +16,8 @@ export {
 } from './core.js';
 export type {
   KnownEventType,
+  OrderPaidData,
+  OrderRefundedData,
   WebhookEvent,
   WebhookHeaders,
   RawPayload,
