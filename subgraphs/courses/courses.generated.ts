@@ -87,6 +87,33 @@ export type Lesson = {
   content?: Maybe<Scalars['String']['output']>;
   position: Scalars['Int']['output'];
   createdAt: Scalars['DateTime']['output'];
+  /** The lesson's uploaded video and its transcoding state; null without a video, or when the course's access rule hides the lesson's content from the caller. */
+  video?: Maybe<LessonVideo>;
+};
+
+/** Where a lesson video's transcoding stands. */
+export type LessonVideoStatus =
+  /** Uploaded, queued or being transcoded. */
+  | 'PROCESSING'
+  /** hlsUrl, posterUrl and durationSeconds are set. */
+  | 'READY'
+  /** The file could not be transcoded: see failureReason. */
+  | 'FAILED';
+
+/** A lesson's video, transcoded into HLS (360p and 720p renditions, fewer for a smaller source). See docs/media.md. */
+export type LessonVideo = {
+  __typename?: 'LessonVideo';
+  /** The uploaded lesson_video media. */
+  mediaId: Scalars['ID']['output'];
+  status: LessonVideoStatus;
+  /** The HLS master playlist (/media/{id}/hls.m3u8, signed for a private tribe); null unless READY. */
+  hlsUrl?: Maybe<Scalars['String']['output']>;
+  /** A JPEG frame of the video; null unless READY. */
+  posterUrl?: Maybe<Scalars['String']['output']>;
+  /** Null unless READY. */
+  durationSeconds?: Maybe<Scalars['Float']['output']>;
+  /** Why transcoding failed; null unless FAILED. */
+  failureReason?: Maybe<Scalars['String']['output']>;
 };
 
 /** A member's enrollment: active, then completed when every lesson is complete. */
@@ -162,6 +189,8 @@ export type CreateLessonInput = {
   content?: InputMaybe<Scalars['String']['input']>;
   /** Default: after the last lesson of the module. */
   position?: InputMaybe<Scalars['Int']['input']>;
+  /** An uploaded lesson_video of the course's tribe: its id or its /media/{id}/... path (POST /media, kind lesson_video). */
+  videoMediaId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type Query = {
@@ -201,6 +230,8 @@ export type Mutation = {
   addCourseModule: CourseModule;
   /** Moderators and above. */
   addLesson: Lesson;
+  /** Moderators and above: sets the lesson's video (an uploaded lesson_video of the course's tribe, its id or /media/{id}/... path), or removes it with null. */
+  setLessonVideo: Lesson;
   /** Members of the tribe. Paid courses: status pending_payment with the order until it is paid. */
   enrollCourse: CourseEnrollResult;
   /** Idempotent; the last lesson completes the enrollment and awards the course's XP once. */
@@ -226,6 +257,14 @@ export type MutationAddLessonArgs = {
   moduleId: Scalars['ID']['input'];
   communityId?: InputMaybe<Scalars['ID']['input']>;
   input: CreateLessonInput;
+};
+
+
+export type MutationSetLessonVideoArgs = {
+  courseId: Scalars['ID']['input'];
+  lessonId: Scalars['ID']['input'];
+  communityId?: InputMaybe<Scalars['ID']['input']>;
+  videoMediaId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -347,6 +386,8 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   CourseModule: ResolverTypeWrapper<CourseModuleModel>;
   Lesson: ResolverTypeWrapper<LessonModel>;
+  LessonVideoStatus: LessonVideoStatus;
+  LessonVideo: ResolverTypeWrapper<LessonVideo>;
   CourseEnrollment: ResolverTypeWrapper<CourseEnrollmentModel>;
   CourseProgress: ResolverTypeWrapper<Omit<CourseProgress, 'enrollment'> & { enrollment: ResolversTypes['CourseEnrollment'] }>;
   CourseEnrollResult: ResolverTypeWrapper<EnrollResultModel>;
@@ -373,6 +414,7 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   CourseModule: CourseModuleModel;
   Lesson: LessonModel;
+  LessonVideo: LessonVideo;
   CourseEnrollment: CourseEnrollmentModel;
   CourseProgress: Omit<CourseProgress, 'enrollment'> & { enrollment: ResolversParentTypes['CourseEnrollment'] };
   CourseEnrollResult: EnrollResultModel;
@@ -441,6 +483,16 @@ export type LessonResolvers<ContextType = RequestContext, ParentType extends Res
   content?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   position?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  video?: Resolver<Maybe<ResolversTypes['LessonVideo']>, ParentType, ContextType>;
+};
+
+export type LessonVideoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['LessonVideo'] = ResolversParentTypes['LessonVideo']> = {
+  mediaId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['LessonVideoStatus'], ParentType, ContextType>;
+  hlsUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  posterUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  durationSeconds?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  failureReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type CourseEnrollmentResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CourseEnrollment'] = ResolversParentTypes['CourseEnrollment']> = {
@@ -487,6 +539,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   createCourse?: Resolver<ResolversTypes['Course'], ParentType, ContextType, RequireFields<MutationCreateCourseArgs, 'communityId' | 'input'>>;
   addCourseModule?: Resolver<ResolversTypes['CourseModule'], ParentType, ContextType, RequireFields<MutationAddCourseModuleArgs, 'courseId' | 'input'>>;
   addLesson?: Resolver<ResolversTypes['Lesson'], ParentType, ContextType, RequireFields<MutationAddLessonArgs, 'courseId' | 'moduleId' | 'input'>>;
+  setLessonVideo?: Resolver<ResolversTypes['Lesson'], ParentType, ContextType, RequireFields<MutationSetLessonVideoArgs, 'courseId' | 'lessonId'>>;
   enrollCourse?: Resolver<ResolversTypes['CourseEnrollResult'], ParentType, ContextType, RequireFields<MutationEnrollCourseArgs, 'courseId'>>;
   completeLesson?: Resolver<ResolversTypes['CourseProgress'], ParentType, ContextType, RequireFields<MutationCompleteLessonArgs, 'courseId' | 'lessonId'>>;
 };
@@ -500,6 +553,7 @@ export type Resolvers<ContextType = RequestContext> = {
   Course?: CourseResolvers<ContextType>;
   CourseModule?: CourseModuleResolvers<ContextType>;
   Lesson?: LessonResolvers<ContextType>;
+  LessonVideo?: LessonVideoResolvers<ContextType>;
   CourseEnrollment?: CourseEnrollmentResolvers<ContextType>;
   CourseProgress?: CourseProgressResolvers<ContextType>;
   CourseEnrollResult?: CourseEnrollResultResolvers<ContextType>;

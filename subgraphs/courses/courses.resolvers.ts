@@ -1,6 +1,7 @@
 import { fromCents } from '../commerce/index.js';
 import { DateTime, loadTypeDefs, nonNull, ref } from '../kernel/graphql.js';
 import * as service from './courses.service.js';
+import * as video from './lesson-video.js';
 import type { Resolvers } from './courses.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
@@ -15,7 +16,8 @@ export const resolvers: Resolvers = {
   Mutation: {
     createCourse: (_, a, ctx) => service.createCourse(ctx, a.communityId, a.input),
     addCourseModule: (_, a, ctx) => service.addModule(ctx, a.communityId, a.courseId, a.input),
-    addLesson: (_, a, ctx) => service.addLesson(ctx, a.communityId, a.courseId, a.moduleId, a.input),
+    addLesson: (_, a, ctx) => video.addLessonWithVideo(ctx, a.communityId, a.courseId, a.moduleId, a.input),
+    setLessonVideo: (_, a, ctx) => video.setLessonVideo(ctx, a.communityId, a.courseId, a.lessonId, a.videoMediaId),
     enrollCourse: (_, a, ctx) => service.enroll(ctx, a.communityId, a.courseId),
     completeLesson: (_, a, ctx) => service.completeLesson(ctx, a.communityId, a.courseId, a.lessonId),
   },
@@ -32,6 +34,7 @@ export const resolvers: Resolvers = {
   },
   Lesson: {
     content: (l, _, ctx) => service.lessonContent(ctx, l),
+    video: (l, _, ctx) => video.lessonVideo(ctx, l),
   },
   CourseEnrollment: {
     course: async (e, _, ctx, info) => nonNull(await service.courseById(ctx, e.courseId), info),

@@ -32,6 +32,8 @@ export const courseLessons = pgTable('course_lessons', {
   title: text('title').notNull(),
   content: text('content').notNull().default(''),
   position: integer('position').notNull(),
+  /** An uploaded lesson_video of the course's tribe (migration 0020), shown as `Lesson.video`. */
+  videoMediaId: uuid('video_media_id'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
