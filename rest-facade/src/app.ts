@@ -14,6 +14,7 @@ import { HttpError, toHttpError } from './errors.js';
 import { contextOf, requestLogging } from './http.js';
 import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
+import { consoleRouter } from './portal/console.js';
 import { resourceRouter } from './resource/router.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -87,6 +88,8 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.use(paymentsRouter(app));
   // Mail's one-click unsubscribe (RFC 8058): a form-encoded POST from mail clients, and a confirmation page.
   http.use(unsubscribeRouter(app));
+  // The creator console (HTML pages under their own CSP) and its assets: GET only, before the JSON routes.
+  http.use(consoleRouter(app, graph.execute));
   http.use(applicationRouter(app, graph.execute));
   http.use((_req, _res, next) => next(new HttpError(404, 'not_found', 'No such route.')));
   http.use(flatErrors);

@@ -1,0 +1,235 @@
+// The creator console (issue 16) in a real browser: Chromium through playwright-core (test/browser/browser.ts)
+// against the real service listening on a port, a real HTTPS webhook receiver, the real database. The steps run in
+// order and share one browser page, as a newcomer would: sign up, create a key, use it, register a webhook, ping it,
+// watch a delivery fail, resend it. Every page is checked with axe, screenshotted, and must log no console error
+// and break no CSP rule.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildConsole } from '../../scripts/build-console.js';
+import { drain, MAX_ATTEMPTS } from '../../subgraphs/webhooks/index.js';
+import { createTribe, join, signupUser, unique } from '../factory.js';
+import { answer, isolatedDatabase, ManualClock, Receiver, startWebhookService, type TestService } from '../support.js';
+import { axe, launchBrowser, newPage, screenshot } from './browser.js';
+
+const HOUR = 3_600_000;
+
+describe('creator console in a browser', () => {
+  let t: TestService;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+  const clock = new ManualClock();
+  let receiver: Receiver;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let problems: string[];
+  let baseURL: string;
+
+  const me = { email: `creator_${unique()}@example.com`, username: `creator_${unique()}`, password: 'correct horse battery' };
+  const myHandle = `console-${unique()}`;
+  let copiedKey = '';
+
+  /** axe on the page as it is now (no serious or critical violation) and a screenshot for the reviewer. */
+  const check = async (name: string) => {
+    expect(await axe(page)).toEqual([]);
+    await screenshot(page, name);
+  };
+  /** The page's console, errors and CSP reports so far: none expected. */
+  const clean = () => expect(problems).toEqual([]);
+
+  beforeAll(async () => {
+    await buildConsole();
+    db = await isolatedDatabase();
+    t = await startWebhookService({
+      clock: clock.clock,
+      databaseUrl: db.url,
+      // The test moves the clock by days (webhook retries); the browser's session must outlive that.
+      env: { SESSION_TTL_HOURS: String(24 * 365) },
+    });
+    baseURL = `http://127.0.0.1:${await t.listen(0, '127.0.0.1')}`;
+    receiver = await new Receiver(clock.clock).start();
+    browser = await launchBrowser();
+    ({ page, context, problems } = await newPage(browser, { baseURL }));
+    context.setDefaultTimeout(10_000);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.stop();
+    await t?.stop();
+    await db?.drop();
+  });
+
+  it('not signed in: the sign-in page; signing up there, then a tribe of someone else: the 403 page', async () => {
+    const other = await signupUser(t);
+    const theirs = await createTribe(t, other);
+    const res = await page.goto(`/console/${theirs.handle}`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain(`Sign in to the console of ${theirs.handle}`);
+    await check('console-1-sign-in');
+
+    await page.getByLabel('Email').nth(1).fill(me.email);
+    await page.getByLabel('Username').fill(me.username);
+    await page.getByLabel('Display name').fill('Creator');
+    await page.getByLabel('Password').nth(1).fill(me.password);
+    const forbidden = page.waitForResponse((r) => r.url().endsWith(`/console/${theirs.handle}`) && r.request().method() === 'GET');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    expect((await forbidden).status()).toBe(403);
+    await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await check('console-2-forbidden');
+    // The 403 document itself is the one error Chromium logs (it reports any 4xx load); nothing else.
+    expect(problems.splice(0)).toEqual([expect.stringMatching(/^console\.error: Failed to load resource: the server responded with a status of 403/)]);
+  });
+
+  it('signed in as the owner: the console, reached through the sign-in form', async () => {
+    // The web app creates tribes; here the page's own session does it through GraphQL.
+    const created = await context.request.post('/graphql', {
+      data: { query: 'mutation($input: CreateCommunityInput!){ createCommunity(input: $input){ handle } }', variables: { input: { name: 'Console test', handle: myHandle } } },
+    });
+    expect((await created.json()).data.createCommunity.handle).toBe(myHandle);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: /^Sign in to the console/ }).waitFor();
+    await page.goto(`/console/${myHandle}`);
+    await page.getByLabel('Email').first().fill(me.email);
+    await page.getByLabel('Password').first().fill(me.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('body[data-ready=true]').waitFor();
+    await expect(page.locator('#who').textContent()).resolves.toBe(`Signed in as ${me.username}`);
+    await check('console-3-empty');
+    clean();
+  });
+
+  it('API keys: created with scopes, shown once with a copy button, used, last used shown, revoked', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Zapier');
+    await page.getByRole('checkbox', { name: 'members:read' }).check();
+    await page.getByRole('checkbox', { name: 'posts:read' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const value = page.getByLabel('Key', { exact: true });
+    await page.locator('#new-key').waitFor();
+    await expect(value.inputValue()).resolves.toMatch(/^\S{20,}$/);
+    copiedKey = await value.inputValue();
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(copiedKey);
+    const row = page.locator('#keys-table tbody tr', { hasText: 'Zapier' });
+    await expect(row.locator('td').nth(2).textContent()).resolves.toBe('members:read, posts:read');
+    await expect(row.locator('td').nth(4).textContent()).resolves.toBe('never');
+    await check('console-4-key-created');
+
+    // The copied key calls the Platform API (the docs page's "try it" sends the same request).
+    const me_ = await fetch(`${baseURL}/v1/me`, { headers: { authorization: `Bearer ${copiedKey}` } });
+    expect(me_.status).toBe(200);
+    await page.reload();
+    await page.locator('body[data-ready=true]').waitFor();
+    await expect(row.locator('td').nth(4).textContent()).resolves.toBe(`${clock.current.toISOString().slice(0, 19).replace('T', ' ')} UTC`);
+    // Shown once: after a reload the page has only the prefix.
+    expect(await page.content()).not.toContain(copiedKey);
+
+    await page.getByLabel('Name', { exact: true }).fill('Old key');
+    await page.getByRole('checkbox', { name: 'events:read' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const old = page.locator('#keys-table tbody tr', { hasText: 'Old key' });
+    page.once('dialog', (d) => void d.accept());
+    await old.getByRole('button', { name: 'Revoke key Old key' }).click();
+    await old.getByText(/^revoked /).waitFor();
+    const oldKey = await value.inputValue();
+    expect((await fetch(`${baseURL}/v1/me`, { headers: { authorization: `Bearer ${oldKey}` } })).status).toBe(401);
+    await check('console-5-key-revoked');
+    clean();
+  });
+
+  it('webhooks: registered to a local HTTPS receiver, events edited, disabled and enabled, a test ping shows status and time', async () => {
+    await page.getByLabel('HTTPS URL').fill(receiver.url());
+    await page.getByLabel('Description (optional)').fill('local receiver');
+    await page.getByRole('checkbox', { name: 'member.joined' }).first().check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const card = page.getByRole('article', { name: `Endpoint ${receiver.url()}` });
+    await card.waitFor();
+    await card.getByText('Signing secret').click();
+    receiver.secret = (await card.locator('code.secret').textContent()) ?? '';
+    expect(receiver.secret).toMatch(/^whsec_/);
+
+    await card.getByRole('button', { name: 'Edit events' }).click();
+    await card.getByRole('checkbox', { name: 'post.created' }).check();
+    await card.getByRole('button', { name: 'Save events' }).click();
+    await card.getByText('Events: member.joined, post.created').or(card.getByText('Events: post.created, member.joined')).waitFor();
+
+    await card.getByRole('button', { name: 'Disable' }).click();
+    await card.getByText('disabled', { exact: true }).waitFor();
+    await card.getByRole('button', { name: 'Enable' }).click();
+    await card.getByText('enabled', { exact: true }).waitFor();
+
+    await card.getByRole('button', { name: 'Send test ping' }).click();
+    await card.getByText(/^Ping delivered: the receiver answered 200 in \d+ ms\.$/).waitFor();
+    expect(receiver.events.map((e) => e.type)).toEqual(['ping']);
+    expect(receiver.rejected).toEqual([]);
+    await check('console-6-webhook-pinged');
+    clean();
+  });
+
+  it('delivery log: a delivery that failed (receiver 500) is found by the filters, resent from the console and succeeds', async () => {
+    receiver.behaviour = answer(500);
+    await join(t, await signupUser(t), myHandle); // member.joined
+    for (let n = 0; n < MAX_ATTEMPTS; n += 1) {
+      await drain(t.deps);
+      clock.advance(7 * HOUR);
+    }
+    const failedId = receiver.events.at(-1)!.id;
+    expect(receiver.events.filter((e) => e.type === 'member.joined')).toHaveLength(MAX_ATTEMPTS);
+
+    const card = page.getByRole('article', { name: `Endpoint ${receiver.url()}` });
+    await card.getByRole('button', { name: 'Delivery log' }).click();
+    const rows = page.locator('#log-table tbody tr');
+    await rows.nth(1).waitFor(); // the ping and the member.joined
+    await page.getByLabel('Status', { exact: true }).selectOption('failed');
+    await expect(rows.count()).resolves.toBe(1);
+    const failed = page.locator(`#log-table tr[data-delivery="${failedId}"]`);
+    await expect(failed.locator('td').allTextContents()).resolves.toEqual([
+      expect.stringMatching(/ UTC$/),
+      'member.joined',
+      'failed',
+      String(MAX_ATTEMPTS),
+      '500',
+      expect.stringMatching(/^\d+ ms$/),
+      'HTTP 500',
+      expect.stringContaining('Resend'),
+    ]);
+    await page.getByLabel('Status', { exact: true }).selectOption('');
+    await page.getByLabel('Event', { exact: true }).selectOption('ping');
+    await expect(rows.count()).resolves.toBe(1);
+    await expect(rows.first().locator('td').nth(2).textContent()).resolves.toBe('success');
+    await page.getByLabel('Event', { exact: true }).selectOption('');
+    await check('console-7-delivery-failed');
+
+    receiver.behaviour = answer(200);
+    await failed.getByRole('button', { name: `Resend delivery ${failedId}` }).click();
+    await page.getByText(`Delivery ${failedId} queued again (pending)`).waitFor();
+    await failed.getByText('pending', { exact: true }).waitFor();
+    expect(await drain(t.deps)).toMatchObject({ attempted: 1, succeeded: 1 });
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await failed.getByText('success', { exact: true }).waitFor();
+    await expect(failed.locator('td').nth(4).textContent()).resolves.toBe('200');
+    expect(receiver.received.at(-1)!.headers['x-svc-delivery']).toBe(failedId);
+    expect(receiver.rejected).toEqual([]);
+    await check('console-8-delivery-resent');
+    clean();
+  });
+
+  it('keyboard: the forms are reached and submitted with the keyboard alone', async () => {
+    await page.reload();
+    await page.locator('body[data-ready=true]').waitFor();
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    await page.getByLabel('Name', { exact: true }).focus();
+    await page.keyboard.type('Keyboard key');
+    await page.keyboard.press('Tab'); // the first scope
+    await page.keyboard.press('Space');
+    await page.getByRole('button', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#keys-table tbody tr', { hasText: 'Keyboard key' }).waitFor();
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('new-key');
+    clean();
+  });
+});
