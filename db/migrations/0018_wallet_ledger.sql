@@ -134,6 +134,7 @@ create table payouts (
 create unique index payouts_one_open_key on payouts (community_id, currency) where status = 'requested';
 -- payouts(status): keyset on (created_at, id) within a status.
 create index payouts_status_page_idx on payouts (status, created_at desc, id desc);
+create index payouts_page_idx on payouts (created_at desc, id desc);
 
 -- Orders paid before this migration: their order_paid transactions, with the default fee (500 basis points, rounded
 -- half up) and the default hold (7 days from paid_at); the configured values apply to orders paid from now on.
