@@ -14,6 +14,7 @@ import { HttpError, toHttpError } from './errors.js';
 import { contextOf, requestLogging } from './http.js';
 import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
+import { docsRouter, graphqlExplorer } from './portal/docs.js';
 import { consoleRouter } from './portal/console.js';
 import { resourceRouter } from './resource/router.js';
 import { securityHeaders } from './security-headers.js';
@@ -72,6 +73,10 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   const platform = platformRouter(app, graph.execute);
   closers.set(http, platform.close);
   http.use('/v1', (req, res, next) => (RESOURCE_PATH.test(req.path) ? resource(req, res, next) : platform.router(req, res, next)));
+
+  // The reference pages (/docs, /docs/webhooks, their assets) and GraphiQL for a browser's GET /graphql.
+  http.use(docsRouter(app));
+  http.get('/graphql', graphqlExplorer(app));
 
   const graphqlRouter = express.Router();
   graphqlRouter.use(

@@ -1,0 +1,176 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Router, type RequestHandler, type Response } from 'express';
+import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+
+/**
+ * The reference pages (issue 16): `GET /docs` (the API reference, Scalar over `/openapi.json`), `GET /docs/webhooks`
+ * (the webhook guide and verification examples), GraphiQL at `GET /graphql` for a browser, and their assets at
+ * `/docs/assets/<name>.<hash>.<ext>`. Every asset comes from npm and is built into dist/portal/docs/ by
+ * `npm run build` (scripts/build-docs.mjs): nothing is loaded from another origin.
+ */
+
+/** The built assets: dist/portal/docs/, from the compiled module (dist/rest-facade/src/portal/) or from the sources. */
+export const DOCS_DIR = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/rest-facade/') ? '../../../portal/docs/' : '../../../dist/portal/docs/', import.meta.url),
+);
+
+const COMMON = ["default-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'", "object-src 'none'"];
+
+/**
+ * /docs/webhooks: our script-free page and our stylesheet only. No script at all, no inline style.
+ */
+export const GUIDE_CSP = [...COMMON, "style-src 'self'", "img-src 'self'"].join('; ');
+
+/**
+ * /docs and the /graphql explorer: scripts from this origin only (no inline script, no eval: neither Scalar's
+ * standalone bundle nor GraphiQL's need 'unsafe-eval'), requests to this origin only (Scalar's "Test Request" and
+ * GraphiQL's queries; no proxy). Styles need 'unsafe-inline': Scalar injects its stylesheet as <style> elements at
+ * run time (only its first one takes a nonce) and GraphiQL's editors set style attributes. Inline style cannot run
+ * script, and with img-src/font-src/connect-src limited to 'self' (and data: images and fonts, which Scalar's icons
+ * and GraphiQL's stylesheet use) an injected style has nowhere to send anything.
+ */
+export const APP_CSP = [
+  ...COMMON,
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+].join('; ');
+
+interface Built {
+  /** Logical name (`scalar.js`) → the hashed file name (`scalar.3f9a0c1b2d4e.js`). */
+  assets: Record<string, string>;
+  files: Set<string>;
+  guide: string;
+}
+
+let cached: Built | undefined;
+
+/** The build's manifest and rendered guide; read once in production, on each request otherwise (a rebuild shows). */
+function built(app: AppDeps): Built | undefined {
+  if (cached && app.config.nodeEnv === 'production') return cached;
+  const manifest = `${DOCS_DIR}manifest.json`;
+  if (!existsSync(manifest)) return undefined;
+  const { assets } = JSON.parse(readFileSync(manifest, 'utf8')) as { assets: Record<string, string> };
+  cached = { assets, files: new Set(Object.values(assets)), guide: readFileSync(`${DOCS_DIR}webhooks.html`, 'utf8') };
+  return cached;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+type Current = 'reference' | 'webhooks' | 'graphql';
+
+const LINKS: Array<[Current, string, string]> = [
+  ['reference', '/docs', 'API reference'],
+  ['webhooks', '/docs/webhooks', 'Webhooks'],
+  ['graphql', '/graphql', 'GraphQL explorer'],
+];
+
+function bar(current: Current, explorer: boolean): string {
+  const items = LINKS.filter(([key]) => key !== 'graphql' || explorer)
+    .map(([key, href, text]) => `<li><a href="${href}"${key === current ? ' aria-current="page"' : ''}>${text}</a></li>`)
+    .join('');
+  return `<header class="portal-bar"><p class="brand">Tribes developer docs</p><nav aria-label="Developer docs"><ul>${items}</ul></nav></header>`;
+}
+
+interface PageParts {
+  title: string;
+  current: Current;
+  styles: string[];
+  scripts: string[];
+  bodyClass?: string;
+  body: string;
+}
+
+function page(b: Built, explorer: boolean, p: PageParts): string {
+  const asset = (name: string) => `/docs/assets/${b.assets[name]}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(p.title)}</title>
+${p.styles.map((s) => `<link rel="stylesheet" href="${asset(s)}">`).join('\n')}
+${p.scripts.map((s) => `<script src="${asset(s)}" defer></script>`).join('\n')}
+</head>
+<body${p.bodyClass ? ` class="${p.bodyClass}"` : ''}>
+<a class="skip" href="#main">Skip to content</a>
+${bar(p.current, explorer)}
+${p.body}
+</body>
+</html>
+`;
+}
+
+function sendPage(res: Response, csp: string, html: string) {
+  res.set('Content-Security-Policy', csp).set('Cache-Control', 'no-cache').type('html').send(html);
+}
+
+function notBuilt(res: Response) {
+  res.status(503).set('Retry-After', '60').type('text/plain').send('The documentation pages are not built: run `npm run build`.\n');
+}
+
+/** The explorer is on where config says so: `GRAPHQL_EXPLORER`, else everywhere but production. */
+const explorerOn = (app: AppDeps) => app.config.graphql.explorer;
+
+/** `/docs`, `/docs/webhooks` and `/docs/assets/*`. */
+export function docsRouter(app: AppDeps): Router {
+  const r = Router();
+  r.get('/docs/assets/:file', (req, res, next) => {
+    const b = built(app);
+    const file = String(req.params.file);
+    if (!b || !b.files.has(file)) return next(); // the app's 404
+    // A hashed name never changes content: cache for a year. sendFile sets the type from the extension.
+    res.set('Cache-Control', 'public, max-age=31536000, immutable');
+    res.sendFile(file, { root: DOCS_DIR, cacheControl: false });
+  });
+  r.get(['/docs', '/docs/'], (_req, res) => {
+    const b = built(app);
+    if (!b) return notBuilt(res);
+    sendPage(res, APP_CSP, page(b, explorerOn(app), {
+      title: 'API reference: Tribes Platform API',
+      current: 'reference',
+      styles: ['style.css'],
+      scripts: ['scalar.js', 'reference.js'],
+      body: `<p class="portal-note">To try a request, create an API key in your tribe's console (<code>/console/&lt;handle&gt;</code>), then paste it under
+<strong>Authentication</strong> of any operation and press <strong>Test Request</strong>. Receiving events: <a href="/docs/webhooks">the webhook guide</a>.</p>
+<main id="main"><div id="reference" data-spec="/openapi.json"><noscript><p>The reference needs JavaScript. The contract itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript></div></main>`,
+    }));
+  });
+  r.get('/docs/webhooks', (_req, res) => {
+    const b = built(app);
+    if (!b) return notBuilt(res);
+    sendPage(res, GUIDE_CSP, page(b, explorerOn(app), {
+      title: 'Webhooks: Tribes developer docs',
+      current: 'webhooks',
+      styles: ['style.css'],
+      scripts: [],
+      body: `<main id="main" class="guide">\n${b.guide}</main>`,
+    }));
+  });
+  return r;
+}
+
+/**
+ * `GET /graphql` asking for HTML (the rule `securityHeaders` uses): GraphiQL when the explorer is on; anything else
+ * (POST, JSON GETs, the explorer off) goes on to the GraphQL endpoint unchanged.
+ */
+export function graphqlExplorer(app: AppDeps): RequestHandler {
+  return (req, res, next) => {
+    if (!explorerOn(app) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+    const b = built(app);
+    if (!b) return notBuilt(res);
+    sendPage(res, APP_CSP, page(b, true, {
+      title: 'GraphQL explorer: Tribes',
+      current: 'graphql',
+      styles: ['graphiql.css', 'style.css'],
+      scripts: ['react.js', 'react-dom.js', 'graphiql.js', 'explorer.js'],
+      bodyClass: 'explorer-page',
+      body: `<main id="main"><h1 class="skip">GraphQL explorer</h1><div id="graphiql" data-endpoint="/graphql"><noscript><p>GraphiQL needs JavaScript.</p></noscript></div></main>`,
+    }));
+  };
+}

@@ -1,0 +1,148 @@
+// Builds the reference pages' browser assets (issue 16: /docs, /docs/webhooks, the /graphql explorer) into
+// dist/portal/docs/, part of `npm run build`; tests run it too (they run from the sources).
+//
+// - Renderers from npm, copied as their authors ship them: Scalar's standalone bundle (@scalar/api-reference),
+//   GraphiQL's UMD bundle and stylesheet (graphiql), React and ReactDOM's UMD bundles (react, react-dom).
+// - Our own scripts (portal/docs/client/*.ts), bundled and minified with esbuild (one IIFE each, no eval), and our
+//   stylesheet (portal/docs/style.css).
+// - docs/webhooks.md rendered to HTML with markdown-it (raw HTML off), followed by the verification examples
+//   (verifier/examples/*.ts) as code.
+//
+// Every asset is written under a name carrying a hash of its content (served with immutable caching); manifest.json
+// maps the logical names to those files, and webhooks.html is the rendered guide the service puts in its page.
+import { build } from 'esbuild';
+import MarkdownIt from 'markdown-it';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const OUT = `${ROOT}dist/portal/docs`;
+const require = createRequire(import.meta.url);
+
+/** Logical name → the npm file it is. */
+const VENDOR = {
+  'scalar.js': '@scalar/api-reference/dist/browser/standalone.js',
+  'graphiql.js': 'graphiql/graphiql.min.js',
+  'graphiql.css': 'graphiql/graphiql.min.css',
+  'react.js': 'react/umd/react.production.min.js',
+  'react-dom.js': 'react-dom/umd/react-dom.production.min.js',
+};
+
+/** Our scripts: logical name → source. */
+const OURS = {
+  'reference.js': 'portal/docs/client/reference.ts',
+  'explorer.js': 'portal/docs/client/explorer.ts',
+};
+
+/** The examples shown on /docs/webhooks, in order. */
+const EXAMPLES = [
+  {
+    file: 'verifier/examples/express.ts',
+    title: 'Express',
+    text: 'Express 4 or 5 (also Connect and a plain <code>node:http</code> server): the middleware reads the raw body itself, so mount the route before any JSON parser.',
+  },
+  {
+    file: 'verifier/examples/fetch.ts',
+    title: 'Fetch API: Hono, Next.js route handlers, Cloudflare Workers, Deno, Bun',
+    text: 'One handler for every runtime with a Fetch <code>Request</code> and Web Crypto: it imports <code>@svc/webhook-verifier/web</code>, which uses no <code>node:*</code> module. The comments at its end show how each framework mounts it.',
+  },
+];
+
+/** A file inside an installed package, past its exports map (the browser bundles are not exported). */
+function packageFile(spec) {
+  const [, name, rest] = /^((?:@[^/]+\/)?[^/]+)\/(.+)$/.exec(spec);
+  for (const dir of require.resolve.paths(name) ?? []) {
+    if (existsSync(`${dir}/${name}/package.json`)) return `${dir}/${name}/${rest}`;
+  }
+  throw new Error(`${name} is not installed (npm ci)`);
+}
+
+const hash = (bytes) => createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+const hashed = (name, bytes) => name.replace(/\.(\w+)$/, `.${hash(bytes)}.$1`);
+const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+const slug = (text) =>
+  text
+    .toLowerCase()
+    .replace(/<[^>]*>/g, '')
+    .replace(/[^\p{L}\p{N}\s-]/gu, '')
+    .trim()
+    .replace(/\s+/g, '-');
+
+/** docs/webhooks.md as HTML: headings get ids (GitHub's slugs, so the doc's own #links work), links to repo files become plain text. */
+function renderGuide() {
+  const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
+  md.core.ruler.push('heading_ids', (state) => {
+    const tokens = state.tokens;
+    for (let i = 0; i < tokens.length; i++) {
+      if (tokens[i].type === 'heading_open') tokens[i].attrSet('id', slug(tokens[i + 1].content));
+    }
+  });
+  const source = readFileSync(`${ROOT}docs/webhooks.md`, 'utf8');
+  // Links into the repository (../verifier/README.md) mean nothing on the served page: keep their text only.
+  const html = md.render(source.replace(/\[([^\]]+)\]\((?:\.\.?\/)[^)]*\)/g, '$1'));
+  const examples = EXAMPLES.map(({ file, title, text }) => {
+    const code = readFileSync(`${ROOT}${file}`, 'utf8');
+    const id = slug(title.split(':')[0]);
+    return `<section aria-labelledby="example-${id}">
+<h3 id="example-${id}">${escapeHtml(title)}</h3>
+<p>${text} Source: <code>${escapeHtml(file)}</code>.</p>
+<pre class="example" tabindex="0" aria-label="${escapeHtml(file)}"><code>${escapeHtml(code)}</code></pre>
+</section>`;
+  }).join('\n');
+  return `${html}
+<h2 id="verification-examples">Verification examples</h2>
+<p>Each example below is a file of the repository that the test suite type-checks and runs against a real signed
+delivery from the service (<code>test/docs-examples.test.ts</code>). Install the verifier with
+<code>npm install @svc/webhook-verifier</code> and give it the endpoint's <code>whsec_</code> secret.</p>
+${examples}
+`;
+}
+
+/** Writes a file atomically (a test file may read the folder while another builds it). */
+function put(name, bytes) {
+  const path = `${OUT}/${name}`;
+  writeFileSync(`${path}.${process.pid}.tmp`, bytes);
+  renameSync(`${path}.${process.pid}.tmp`, path);
+}
+
+export async function buildDocs() {
+  mkdirSync(OUT, { recursive: true });
+  const assets = {};
+  for (const [name, spec] of Object.entries(VENDOR)) {
+    const bytes = readFileSync(packageFile(spec));
+    assets[name] = hashed(name, bytes);
+    put(assets[name], bytes);
+  }
+  for (const [name, source] of Object.entries(OURS)) {
+    const out = await build({
+      entryPoints: [`${ROOT}${source}`],
+      write: false,
+      bundle: true,
+      minify: true,
+      format: 'iife',
+      target: 'es2020',
+      platform: 'browser',
+      legalComments: 'none',
+      logLevel: 'warning',
+    });
+    const bytes = Buffer.from(out.outputFiles[0].contents);
+    assets[name] = hashed(name, bytes);
+    put(assets[name], bytes);
+  }
+  const css = readFileSync(`${ROOT}portal/docs/style.css`);
+  assets['style.css'] = hashed('style.css', css);
+  put(assets['style.css'], css);
+  put('webhooks.html', renderGuide());
+  put('manifest.json', JSON.stringify({ assets }, null, 2));
+  // Older hashed files of earlier builds go.
+  const keep = new Set([...Object.values(assets), 'manifest.json', 'webhooks.html']);
+  for (const name of readdirSync(OUT)) if (!keep.has(name) && !name.endsWith('.tmp')) rmSync(`${OUT}/${name}`, { force: true });
+  return assets;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const assets = await buildDocs();
+  console.log(`docs assets: ${Object.values(assets).join(', ')}`);
+}
