@@ -29,7 +29,7 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     LeaderboardEntry: './challenges.service.js#LeaderboardEntry',
     ChallengeEnrollResult: './challenges.service.js#EnrollResult',
   },
-  commerce: { Order: './commerce.tables.js#Order' },
+  commerce: { Order: './commerce.tables.js#Order', OrderRefund: './refunds.tables.js#OrderRefund' },
   communities: {},
   content: {
     Post: './content.tables.js#Post',

@@ -1,13 +1,13 @@
 import { pino, type Logger } from 'pino';
 import { migrate, openDatabase } from '../db/src/index.js';
-import { fulfilChallengeOrder } from '../subgraphs/challenges/index.js';
+import { fulfilChallengeOrder, revokeChallengeOrder } from '../subgraphs/challenges/index.js';
 import { manualCheckout } from '../subgraphs/commerce/index.js';
-import { fulfilCourseOrder } from '../subgraphs/courses/index.js';
+import { fulfilCourseOrder, revokeCourseOrder } from '../subgraphs/courses/index.js';
 import { heldContentQueue } from '../subgraphs/engagement/index.js';
-import { fulfilEventOrder } from '../subgraphs/events/index.js';
+import { fulfilEventOrder, revokeEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
-import { grantConfiguredStaff, requireStaff } from '../subgraphs/platform/index.js';
+import { grantConfiguredStaff } from '../subgraphs/platform/index.js';
 import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
 /** What tests and benchmarks may inject into the dependencies; every process of `npm start` takes the defaults. */
@@ -41,7 +41,7 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       log,
       checkout: manualCheckout,
       fulfilments: { course: fulfilCourseOrder, challenge: fulfilChallengeOrder, event: fulfilEventOrder },
-      requirePlatformStaff: requireStaff,
+      revocations: { course: revokeCourseOrder, challenge: revokeChallengeOrder, event: revokeEventOrder },
       idpKey: idpKeySource(config.idp),
       apiKeyUses: new Map(),
       webhooks: createWebhookRuntime(config, options.webhooks),
