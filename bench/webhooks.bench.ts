@@ -129,6 +129,7 @@ async function deliveryThroughput(): Promise<void> {
     const fanoutSeconds = (performance.now() - started) / 1000;
 
     // Drain: one worker, cycles of BATCH concurrent attempts, until nothing is due.
+    const profiler = await startProfile();
     started = performance.now();
     let sent = 0;
     let cycles = 0;
@@ -139,6 +140,7 @@ async function deliveryThroughput(): Promise<void> {
       cycles += 1;
     }
     const drainSeconds = (performance.now() - started) / 1000;
+    await profiler?.stop();
     const { verified, rejected } = rcv.counts();
 
     // Anchor: the same receiver answering autocannon alone (same body size, freshly signed headers).
@@ -161,6 +163,32 @@ async function deliveryThroughput(): Promise<void> {
     await service.stop();
     await scratch.drop();
   }
+}
+
+/**
+ * BENCH_CPU_PROF=<dir>: a CPU profile of the drain alone (not the setup, fan-out or anchor), written to
+ * `<dir>/webhooks-drain-<time>.cpuprofile` (open it in Chrome DevTools or speedscope).
+ */
+async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return undefined;
+  const { Session } = await import('node:inspector/promises');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      mkdirSync(dir, { recursive: true });
+      const file = `${dir}/webhooks-drain-${Date.now()}.cpuprofile`;
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`  profile : ${file}`);
+    },
+  };
 }
 
 /** autocannon POSTing `payload` with `headers` for SECONDS. */
