@@ -184,21 +184,37 @@ export async function recordAttempts(
   outcomes: Array<{ id: string; record: AttemptRecord }>,
 ): Promise<Set<string>> {
   if (outcomes.length === 0) return new Set();
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  const values = sql.join(
-    outcomes.map(
-      ({ id, record: r }) =>
-        sql`(${id}::uuid, ${r.status}::text, ${r.attempts}::int, ${r.responseStatus}::int, ${r.responseTimeMs}::int,
-             ${r.lastError}::text, ${iso(r.nextAttemptAt)}::timestamptz, ${iso(r.deliveredAt)}::timestamptz)`,
-    ),
-    sql`, `,
-  );
+  // One array per column (nine parameters, whatever the batch size): the statement text never changes, so
+  // PostgreSQL parses it quickly and drizzle builds no tuple per outcome.
+  const n = outcomes.length;
+  const ids = new Array<string>(n);
+  const statuses = new Array<string>(n);
+  const attempts = new Array<number>(n);
+  const responseStatuses = new Array<number | null>(n);
+  const times = new Array<number | null>(n);
+  const errors = new Array<string | null>(n);
+  const nextAt = new Array<string | null>(n);
+  const deliveredAt = new Array<string | null>(n);
+  for (let i = 0; i < n; i += 1) {
+    const { id, record: r } = outcomes[i]!;
+    ids[i] = id;
+    statuses[i] = r.status;
+    attempts[i] = r.attempts;
+    responseStatuses[i] = r.responseStatus;
+    times[i] = r.responseTimeMs;
+    errors[i] = r.lastError;
+    nextAt[i] = r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null;
+    deliveredAt[i] = r.deliveredAt ? r.deliveredAt.toISOString() : null;
+  }
   const result = await db.execute(sql`
     update webhook_deliveries d
        set status = v.status, attempts = v.attempts, response_status = v.response_status,
            response_time_ms = v.response_time_ms, last_error = v.last_error, next_attempt_at = v.next_attempt_at,
            delivered_at = v.delivered_at, claim_id = null, claimed_until = null
-      from (values ${values}) as v(id, status, attempts, response_status, response_time_ms, last_error, next_attempt_at, delivered_at)
+      from unnest(${sql.param(ids)}::uuid[], ${sql.param(statuses)}::text[], ${sql.param(attempts)}::int[],
+                  ${sql.param(responseStatuses)}::int[], ${sql.param(times)}::int[], ${sql.param(errors)}::text[],
+                  ${sql.param(nextAt)}::timestamptz[], ${sql.param(deliveredAt)}::timestamptz[])
+           as v(id, status, attempts, response_status, response_time_ms, last_error, next_attempt_at, delivered_at)
      where d.id = v.id and d.claim_id = ${claimId}::uuid
     returning d.id`);
   return new Set(rowsOf(result).map((r) => String(r.id)));
