@@ -8,6 +8,7 @@ import { operationTypePlugin } from '../../subgraphs/kernel/operation.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
 import { clientErrorFormatter } from './client-errors.js';
 import { composeSupergraph } from './compose.js';
+import { directPath, type DirectPath } from './direct.js';
 import { inputRulePlugin } from './input-plugin.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { LocalSubgraphSource } from './local-source.js';
@@ -45,6 +46,8 @@ export interface Graph {
   execute: OperationRunner;
   /** The supergraph's API schema (what clients query), as the gateway loaded it: subscriptions extend it. */
   apiSchema: GraphQLSchema;
+  /** Queries of one in-process subgraph run on its schema directly (see `direct.ts`); its counters. */
+  direct: DirectPath['stats'];
   stop(): Promise<void>;
 }
 
@@ -58,16 +61,24 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     const missing = SUBGRAPH_NAMES.filter((n) => !remote[n]);
     if (missing.length) throw new Error(`SUBGRAPH_URLS lacks: ${missing.join(', ')}`);
   }
+  const supergraphSdl = composeSupergraph();
+  const localSchemas = new Map<string, GraphQLSchema>();
+  const direct = directPath(localSchemas);
   const gateway = new ApolloGateway({
-    supergraphSdl: composeSupergraph(),
-    buildService: ({ name }) =>
-      remote
-        ? new InternalRemoteSource({ name, url: remote[name]!, secret: app.config.internalSecret!, timeoutMs: app.config.subgraphTimeoutMs, log: app.log })
-        : new LocalSubgraphSource(buildSubgraph(name as SubgraphName)),
+    supergraphSdl,
+    buildService: ({ name }) => {
+      if (remote) {
+        return new InternalRemoteSource({ name, url: remote[name]!, secret: app.config.internalSecret!, timeoutMs: app.config.subgraphTimeoutMs, log: app.log });
+      }
+      const schema = buildSubgraph(name as SubgraphName);
+      localSchemas.set(name, schema);
+      return new LocalSubgraphSource(schema);
+    },
+    experimental_didResolveQueryPlan: direct.didResolveQueryPlan,
   });
   const clientError = clientErrorFormatter(app.config.graphql);
   const server = new ApolloServer<RequestContext>({
-    gateway,
+    gateway: direct.wrap(gateway),
     formatError: (formatted, error) => formatPublicError(clientError(formatted, error)),
     includeStacktraceInErrorResponses: false,
     // The service drains HTTP and then stops the gateway itself; Apollo's own handler would stop it first and re-raise the signal.
@@ -84,7 +95,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus, operationTypePlugin],
   });
   await server.start();
-  const checkVariables = variableChecker(buildSchema(composeSupergraph()));
+  const checkVariables = variableChecker(buildSchema(supergraphSdl));
   const execute: OperationRunner = async <TResult, TVariables>(
     ctx: RequestContext,
     query: TypedDocumentString<TResult, TVariables>,
@@ -97,7 +108,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     // The data has the shape the document selects: the generated result type of that document.
     return response.body.singleResult as ExecutionResult<TResult>;
   };
-  return { server, execute, apiSchema: gateway.schema!, stop: () => server.stop() };
+  return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, stop: () => server.stop() };
 }
 
 /**

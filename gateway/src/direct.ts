@@ -1,0 +1,102 @@
+import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
+import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
+import { execute, visit, BREAK, type DocumentNode, type GraphQLSchema } from 'graphql';
+
+/**
+ * The direct path: a query whose query plan is ONE fetch from ONE in-process subgraph (no entity step, no
+ * `@requires`, no rewrites) runs on that subgraph's executable schema, without the gateway's plan execution and
+ * its second pass over the result (`computeResponse`), which cost more than the subgraph's own execution.
+ *
+ * The decision is the gateway's own: the first request of a document goes through the gateway, whose
+ * `experimental_didResolveQueryPlan` hook records the plan it made; later requests of that document (Apollo Server
+ * hands the same parsed `DocumentNode` for the same text) take the direct path when the plan was one local fetch.
+ * Everything before execution is unchanged (Apollo Server's parsing, validation, limits, input rule and operation
+ * type plugins); only the executor differs. Behaviour stays the gateway's:
+ * - a result with any error is thrown away and the request is run again through the gateway, so every error,
+ *   partial result and null propagation is exactly the gateway's (only queries take the direct path, so running one
+ *   again writes nothing);
+ * - mutations, subscriptions, introspection (`__schema`, `__type`) and plans of several steps always go through the
+ *   gateway.
+ */
+export interface DirectPath {
+  /** Pass to `ApolloGateway`'s config: records the plans the gateway makes. */
+  didResolveQueryPlan: Experimental_DidResolveQueryPlanCallback;
+  /** Wraps the gateway for Apollo Server: the same gateway, with the direct path in front of its executor. */
+  wrap(gateway: GatewayInterface): GatewayInterface;
+  /** Counters for tests and benchmarks: requests served directly, and those run again through the gateway. */
+  readonly stats: { direct: number; fallback: number };
+}
+
+/** Where a document's operation runs: a subgraph's schema, or null for the gateway. */
+type Route = GraphQLSchema | null;
+
+export function directPath(localSchemas: ReadonlyMap<string, GraphQLSchema>): DirectPath {
+  // Per parsed document, per operation name: the route. Apollo Server keeps parsed documents in its document store,
+  // so this holds at most what that store holds.
+  const routes = new WeakMap<DocumentNode, Map<string, Route>>();
+  const stats = { direct: 0, fallback: 0 };
+
+  const didResolveQueryPlan: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, requestContext }) => {
+    const { document, operation, operationName } = requestContext;
+    let byName = routes.get(document);
+    if (!byName) routes.set(document, (byName = new Map()));
+    const node = queryPlan.node;
+    const local =
+      operation.operation === 'query' &&
+      node?.kind === 'Fetch' &&
+      !node.requires?.length &&
+      !node.inputRewrites?.length &&
+      !node.outputRewrites?.length &&
+      !node.contextRewrites?.length &&
+      !node.hasDefers &&
+      !hasIntrospection(document)
+        ? localSchemas.get(node.serviceName)
+        : undefined;
+    byName.set(operationName ?? '', local ?? null);
+  };
+
+  const wrap = (gateway: GatewayInterface): GatewayInterface => ({
+    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
+    stop: () => gateway.stop(),
+    async load(options) {
+      const loaded = await gateway.load(options);
+      const viaGateway = loaded.executor;
+      if (!viaGateway) return loaded;
+      const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
+        const schema = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
+        if (!schema || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
+        const result = await execute({
+          schema,
+          document: requestContext.document,
+          variableValues: requestContext.request.variables,
+          operationName: requestContext.operationName,
+          contextValue: requestContext.context,
+        });
+        if (result.errors?.length) {
+          stats.fallback += 1;
+          return viaGateway(requestContext);
+        }
+        stats.direct += 1;
+        return { data: result.data };
+      };
+      return { ...loaded, executor };
+    },
+  });
+
+  return { didResolveQueryPlan, wrap, stats };
+}
+
+/** Whether a document selects `__schema` or `__type` anywhere (the gateway answers introspection itself). */
+function hasIntrospection(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value === '__schema' || node.name.value === '__type') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
