@@ -29,7 +29,13 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     LeaderboardEntry: './challenges.service.js#LeaderboardEntry',
     ChallengeEnrollResult: './challenges.service.js#EnrollResult',
   },
-  commerce: { Order: './commerce.tables.js#Order', OrderRefund: './refunds.tables.js#OrderRefund' },
+  commerce: {
+    Order: './commerce.tables.js#Order',
+    OrderRefund: './refunds.tables.js#OrderRefund',
+    Wallet: './wallet.service.js#Wallet',
+    WalletTransaction: './wallet.service.js#WalletTransaction',
+    Payout: './wallet.repository.js#Payout',
+  },
   communities: {},
   content: {
     Post: './content.tables.js#Post',

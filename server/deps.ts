@@ -7,7 +7,7 @@ import { heldContentQueue } from '../subgraphs/engagement/index.js';
 import { fulfilEventOrder, revokeEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
-import { grantConfiguredStaff } from '../subgraphs/platform/index.js';
+import { grantConfiguredStaff, requireStaff } from '../subgraphs/platform/index.js';
 import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
 /** What tests and benchmarks may inject into the dependencies; every process of `npm start` takes the defaults. */
@@ -41,6 +41,7 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       log,
       checkout: manualCheckout,
       fulfilments: { course: fulfilCourseOrder, challenge: fulfilChallengeOrder, event: fulfilEventOrder },
+      requirePlatformStaff: requireStaff,
       revocations: { course: revokeCourseOrder, challenge: revokeChallengeOrder, event: revokeEventOrder },
       idpKey: idpKeySource(config.idp),
       apiKeyUses: new Map(),

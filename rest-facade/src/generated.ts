@@ -103,6 +103,8 @@ export type CreateLessonInput = {
   content?: string | null | undefined;
   /** Default: after the last lesson of the module. */
   position?: number | null | undefined;
+  /** An uploaded lesson_video of the course's tribe: its id or its /media/{id}/... path (POST /media, kind lesson_video). */
+  videoMediaId?: string | number | null | undefined;
 };
 
 export type CreatePostInput = {

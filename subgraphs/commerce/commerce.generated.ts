@@ -2,6 +2,8 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { Order as OrderModel } from './commerce.tables.js';
 import type { OrderRefund as OrderRefundModel } from './refunds.tables.js';
+import type { Wallet as WalletModel, WalletTransaction as WalletTransactionModel } from './wallet.service.js';
+import type { Payout as PayoutModel } from './wallet.repository.js';
 import type { RequestContext } from '../kernel/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -112,6 +114,15 @@ export type Query = {
    * no seat), oldest request first, Relay cursors. Owner only (FORBIDDEN otherwise).
    */
   refundRequests: OrderConnection;
+  /**
+   * The tribe's wallet (owner and admins; FORBIDDEN for other roles and outsiders, NOT_FOUND for an id that is no tribe's).
+   * Funds whose hold has ended are released to available before it answers.
+   */
+  wallet: Wallet;
+  /** The tribe's ledger transactions, newest first, Relay cursors (owner and admins, as wallet). */
+  walletTransactions: WalletTransactionConnection;
+  /** Platform staff only (FORBIDDEN otherwise): payout requests of every tribe, newest first; status filters (all when omitted). */
+  payouts: PayoutConnection;
 };
 
 
@@ -123,6 +134,25 @@ export type QueryPlatformOrdersArgs = {
 
 export type QueryRefundRequestsArgs = {
   communityId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryWalletArgs = {
+  communityId: Scalars['ID']['input'];
+};
+
+
+export type QueryWalletTransactionsArgs = {
+  communityId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryPayoutsArgs = {
+  status?: InputMaybe<PayoutStatus>;
   first?: InputMaybe<Scalars['Int']['input']>;
   after?: InputMaybe<Scalars['String']['input']>;
 };
@@ -142,6 +172,17 @@ export type Mutation = {
    * owner; NOT_FOUND for an unknown order or one of a tribe where the caller has no role.
    */
   refundOrder: Order;
+  /**
+   * The tribe's owner requests a payout of amount (integer minor units) of the available balance in currency. At most the
+   * available balance (BAD_USER_INPUT amount_exceeds_available, details.available), one open request per currency
+   * (CONFLICT payout_already_open); BAD_USER_INPUT invalid_amount (not a whole number above 0), invalid_currency.
+   * FORBIDDEN for anyone but the owner.
+   */
+  requestPayout: Payout;
+  /** Platform staff: the open payout was paid (its amount moves to paidOut). CONFLICT payout_not_open once decided; NOT_FOUND unknown. */
+  markPayoutPaid: Payout;
+  /** Platform staff: the open payout is refused with a reason (1 to 500 characters); its amount returns to available. As markPayoutPaid. */
+  rejectPayout: Payout;
 };
 
 
@@ -154,6 +195,140 @@ export type MutationRefundOrderArgs = {
   orderId: Scalars['ID']['input'];
   amount?: InputMaybe<Scalars['Int']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationRequestPayoutArgs = {
+  communityId: Scalars['ID']['input'];
+  currency: Scalars['String']['input'];
+  amount: Scalars['Int']['input'];
+};
+
+
+export type MutationMarkPayoutPaidArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRejectPayoutArgs = {
+  id: Scalars['ID']['input'];
+  reason: Scalars['String']['input'];
+};
+
+/** A tribe's balances in one currency, in integer minor units (cents). */
+export type WalletBalance = {
+  __typename?: 'WalletBalance';
+  /** ISO 4217, upper case. */
+  currency: Scalars['String']['output'];
+  /** Paid orders still in their hold (PAYOUT_HOLD_DAYS after payment), less what was refunded of them. */
+  pending: Scalars['Int']['output'];
+  /** What the owner may request as a payout. */
+  available: Scalars['Int']['output'];
+  /** In the open payout request, waiting for platform staff. */
+  payoutRequested: Scalars['Int']['output'];
+  /** Paid out to the tribe by platform staff, all time. */
+  paidOut: Scalars['Int']['output'];
+};
+
+/** A tribe's wallet: its balances per currency (each currency it ever received money in) and its open payout requests. */
+export type Wallet = {
+  __typename?: 'Wallet';
+  community: Community;
+  balances: Array<WalletBalance>;
+  openPayouts: Array<Payout>;
+};
+
+/**
+ * One money movement of the ledger. kind: ORDER_PAID (a paid order: the price less the platform fee to pending, the fee to
+ * the platform), RELEASE (an order's funds leave the hold: pending to available), REFUND (a refund reverses the order's
+ * share, the fee proportionally), PAYOUT_REQUESTED (available to payoutRequested), PAYOUT_PAID (payoutRequested to paidOut),
+ * PAYOUT_REJECTED (payoutRequested back to available). Its entries sum to zero.
+ */
+export type WalletTransaction = {
+  __typename?: 'WalletTransaction';
+  id: Scalars['ID']['output'];
+  kind: WalletTransactionKind;
+  currency: Scalars['String']['output'];
+  /** ORDER_PAID, RELEASE, REFUND: the order. */
+  order?: Maybe<Order>;
+  /** PAYOUT_*: the payout. */
+  payout?: Maybe<Payout>;
+  /** ORDER_PAID: the price; REFUND: the amount refunded; PAYOUT_*: the payout's amount. */
+  grossAmount?: Maybe<Scalars['Int']['output']>;
+  /** ORDER_PAID: the platform fee taken; REFUND: the part of the fee given back. */
+  feeAmount?: Maybe<Scalars['Int']['output']>;
+  /** ORDER_PAID: when its funds leave the hold. */
+  availableAt?: Maybe<Scalars['DateTime']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  entries: Array<LedgerEntry>;
+};
+
+export type WalletTransactionKind =
+  | 'ORDER_PAID'
+  | 'RELEASE'
+  | 'REFUND'
+  | 'PAYOUT_REQUESTED'
+  | 'PAYOUT_PAID'
+  | 'PAYOUT_REJECTED';
+
+/**
+ * One entry of a ledger transaction: amount (integer minor units, signed: positive adds to the account) on account, one of
+ * tribe_pending, tribe_available, tribe_payout_requested, tribe_paid_out (the tribe's balances), platform_fees (the
+ * platform's fee income) and platform_clearing (money from and to the outside: buyers' payments and refunds).
+ */
+export type LedgerEntry = {
+  __typename?: 'LedgerEntry';
+  account: Scalars['String']['output'];
+  amount: Scalars['Int']['output'];
+};
+
+export type WalletTransactionEdge = {
+  __typename?: 'WalletTransactionEdge';
+  node: WalletTransaction;
+  cursor: Scalars['String']['output'];
+};
+
+export type WalletTransactionConnection = {
+  __typename?: 'WalletTransactionConnection';
+  edges: Array<WalletTransactionEdge>;
+  pageInfo: PageInfo;
+};
+
+export type PayoutStatus =
+  /** Open: its amount is held out of available until platform staff decide. */
+  | 'REQUESTED'
+  | 'PAID'
+  /** Refused by platform staff (reason says why); its amount went back to available. */
+  | 'REJECTED';
+
+/** A tribe owner's request to be paid out an amount of the available balance. */
+export type Payout = {
+  __typename?: 'Payout';
+  id: Scalars['ID']['output'];
+  community: Community;
+  currency: Scalars['String']['output'];
+  amount: Scalars['Int']['output'];
+  status: PayoutStatus;
+  /** Null when the account was deleted. */
+  requestedBy?: Maybe<User>;
+  /** The platform staff member who paid or rejected it. */
+  decidedBy?: Maybe<User>;
+  /** REJECTED: why. */
+  reason?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  decidedAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type PayoutEdge = {
+  __typename?: 'PayoutEdge';
+  node: Payout;
+  cursor: Scalars['String']['output'];
+};
+
+export type PayoutConnection = {
+  __typename?: 'PayoutConnection';
+  edges: Array<PayoutEdge>;
+  pageInfo: PageInfo;
 };
 
 
@@ -265,6 +440,17 @@ export type ResolversTypes = {
   PlatformOrderPage: ResolverTypeWrapper<Omit<PlatformOrderPage, 'items'> & { items: Array<ResolversTypes['Order']> }>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  WalletBalance: ResolverTypeWrapper<WalletBalance>;
+  Wallet: ResolverTypeWrapper<WalletModel>;
+  WalletTransaction: ResolverTypeWrapper<WalletTransactionModel>;
+  WalletTransactionKind: WalletTransactionKind;
+  LedgerEntry: ResolverTypeWrapper<LedgerEntry>;
+  WalletTransactionEdge: ResolverTypeWrapper<Omit<WalletTransactionEdge, 'node'> & { node: ResolversTypes['WalletTransaction'] }>;
+  WalletTransactionConnection: ResolverTypeWrapper<Omit<WalletTransactionConnection, 'edges'> & { edges: Array<ResolversTypes['WalletTransactionEdge']> }>;
+  PayoutStatus: PayoutStatus;
+  Payout: ResolverTypeWrapper<PayoutModel>;
+  PayoutEdge: ResolverTypeWrapper<Omit<PayoutEdge, 'node'> & { node: ResolversTypes['Payout'] }>;
+  PayoutConnection: ResolverTypeWrapper<Omit<PayoutConnection, 'edges'> & { edges: Array<ResolversTypes['PayoutEdge']> }>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -284,6 +470,15 @@ export type ResolversParentTypes = {
   PlatformOrderPage: Omit<PlatformOrderPage, 'items'> & { items: Array<ResolversParentTypes['Order']> };
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
+  WalletBalance: WalletBalance;
+  Wallet: WalletModel;
+  WalletTransaction: WalletTransactionModel;
+  LedgerEntry: LedgerEntry;
+  WalletTransactionEdge: Omit<WalletTransactionEdge, 'node'> & { node: ResolversParentTypes['WalletTransaction'] };
+  WalletTransactionConnection: Omit<WalletTransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['WalletTransactionEdge']> };
+  Payout: PayoutModel;
+  PayoutEdge: Omit<PayoutEdge, 'node'> & { node: ResolversParentTypes['Payout'] };
+  PayoutConnection: Omit<PayoutConnection, 'edges'> & { edges: Array<ResolversParentTypes['PayoutEdge']> };
 };
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
@@ -354,11 +549,82 @@ export type PlatformOrderPageResolvers<ContextType = RequestContext, ParentType 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   platformOrders?: Resolver<ResolversTypes['PlatformOrderPage'], ParentType, ContextType, Partial<QueryPlatformOrdersArgs>>;
   refundRequests?: Resolver<ResolversTypes['OrderConnection'], ParentType, ContextType, RequireFields<QueryRefundRequestsArgs, 'communityId'>>;
+  wallet?: Resolver<ResolversTypes['Wallet'], ParentType, ContextType, RequireFields<QueryWalletArgs, 'communityId'>>;
+  walletTransactions?: Resolver<ResolversTypes['WalletTransactionConnection'], ParentType, ContextType, RequireFields<QueryWalletTransactionsArgs, 'communityId'>>;
+  payouts?: Resolver<ResolversTypes['PayoutConnection'], ParentType, ContextType, Partial<QueryPayoutsArgs>>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   markOrderPaid?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationMarkOrderPaidArgs, 'orderId'>>;
   refundOrder?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationRefundOrderArgs, 'orderId'>>;
+  requestPayout?: Resolver<ResolversTypes['Payout'], ParentType, ContextType, RequireFields<MutationRequestPayoutArgs, 'communityId' | 'currency' | 'amount'>>;
+  markPayoutPaid?: Resolver<ResolversTypes['Payout'], ParentType, ContextType, RequireFields<MutationMarkPayoutPaidArgs, 'id'>>;
+  rejectPayout?: Resolver<ResolversTypes['Payout'], ParentType, ContextType, RequireFields<MutationRejectPayoutArgs, 'id' | 'reason'>>;
+};
+
+export type WalletBalanceResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['WalletBalance'] = ResolversParentTypes['WalletBalance']> = {
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  pending?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  available?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  payoutRequested?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  paidOut?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type WalletResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Wallet'] = ResolversParentTypes['Wallet']> = {
+  community?: Resolver<ResolversTypes['Community'], ParentType, ContextType>;
+  balances?: Resolver<Array<ResolversTypes['WalletBalance']>, ParentType, ContextType>;
+  openPayouts?: Resolver<Array<ResolversTypes['Payout']>, ParentType, ContextType>;
+};
+
+export type WalletTransactionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['WalletTransaction'] = ResolversParentTypes['WalletTransaction']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['WalletTransactionKind'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  order?: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType>;
+  payout?: Resolver<Maybe<ResolversTypes['Payout']>, ParentType, ContextType>;
+  grossAmount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  feeAmount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  availableAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  entries?: Resolver<Array<ResolversTypes['LedgerEntry']>, ParentType, ContextType>;
+};
+
+export type LedgerEntryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['LedgerEntry'] = ResolversParentTypes['LedgerEntry']> = {
+  account?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type WalletTransactionEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['WalletTransactionEdge'] = ResolversParentTypes['WalletTransactionEdge']> = {
+  node?: Resolver<ResolversTypes['WalletTransaction'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type WalletTransactionConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['WalletTransactionConnection'] = ResolversParentTypes['WalletTransactionConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['WalletTransactionEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type PayoutResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Payout'] = ResolversParentTypes['Payout']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  community?: Resolver<ResolversTypes['Community'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['PayoutStatus'], ParentType, ContextType>;
+  requestedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  decidedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  decidedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+};
+
+export type PayoutEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PayoutEdge'] = ResolversParentTypes['PayoutEdge']> = {
+  node?: Resolver<ResolversTypes['Payout'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PayoutConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PayoutConnection'] = ResolversParentTypes['PayoutConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['PayoutEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = RequestContext> = {
@@ -373,5 +639,14 @@ export type Resolvers<ContextType = RequestContext> = {
   PlatformOrderPage?: PlatformOrderPageResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  WalletBalance?: WalletBalanceResolvers<ContextType>;
+  Wallet?: WalletResolvers<ContextType>;
+  WalletTransaction?: WalletTransactionResolvers<ContextType>;
+  LedgerEntry?: LedgerEntryResolvers<ContextType>;
+  WalletTransactionEdge?: WalletTransactionEdgeResolvers<ContextType>;
+  WalletTransactionConnection?: WalletTransactionConnectionResolvers<ContextType>;
+  Payout?: PayoutResolvers<ContextType>;
+  PayoutEdge?: PayoutEdgeResolvers<ContextType>;
+  PayoutConnection?: PayoutConnectionResolvers<ContextType>;
 };
 

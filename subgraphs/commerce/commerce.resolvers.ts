@@ -3,6 +3,7 @@ import { markOrderPaidManually } from './checkout.js';
 import * as service from './commerce.service.js';
 import { refundOrder, refundRequests, refundsOf } from './refunds.service.js';
 import type { Resolvers } from './commerce.generated.js';
+import { Payout, Wallet, WalletTransaction, walletMutation, walletQuery } from './wallet.resolvers.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
@@ -11,10 +12,12 @@ export const resolvers: Resolvers = {
   Query: {
     platformOrders: (_, a, ctx) => service.platformOrders(ctx, a),
     refundRequests: (_, a, ctx) => refundRequests(ctx, a.communityId, a),
+    ...walletQuery,
   },
   Mutation: {
     markOrderPaid: (_, a, ctx) => markOrderPaidManually(ctx, a.orderId),
     refundOrder: (_, a, ctx) => refundOrder(ctx, a),
+    ...walletMutation,
   },
   Order: {
     __resolveReference: (r, ctx) => service.orderById(ctx, r.id),
@@ -23,4 +26,7 @@ export const resolvers: Resolvers = {
     refundableCents: (o) => o.amountCents - o.refundedCents,
     refunds: (o, _, ctx) => refundsOf(ctx, o.id),
   },
+  Wallet,
+  WalletTransaction,
+  Payout,
 };
