@@ -60,7 +60,7 @@ describe('creator console in a browser', () => {
     await db?.drop();
   });
 
-  it('not signed in: the sign-in page; signing up there, then a tribe of someone else: the 403 page', async () => {
+  it('not signed in: the sign-in page; signing up there, then a tribe of someone else: the 403 page; an unknown tribe: 404', async () => {
     const other = await signupUser(t);
     const theirs = await createTribe(t, other);
     const res = await page.goto(`/console/${theirs.handle}`);
@@ -80,6 +80,11 @@ describe('creator console in a browser', () => {
     await check('console-2-forbidden');
     // The 403 document itself is the one error Chromium logs (it reports any 4xx load); nothing else.
     expect(problems.splice(0)).toEqual([expect.stringMatching(/^console\.error: Failed to load resource: the server responded with a status of 403/)]);
+
+    const missing = await page.goto(`/console/no-such-${unique()}`);
+    expect(missing?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'No such tribe' }).waitFor();
+    expect(problems.splice(0)).toEqual([expect.stringMatching(/^console\.error: Failed to load resource: the server responded with a status of 404/)]);
   });
 
   it('signed in as the owner: the console, reached through the sign-in form', async () => {
