@@ -6,7 +6,7 @@ import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index
 import { consumeNotifications, sendEventReminders } from '../../subgraphs/engagement/index.js';
 import { sendQueuedMail } from '../../subgraphs/mail/index.js';
 import { sendDigests } from '../../subgraphs/digest/index.js';
-import { JOB_MEDIA_TRANSCODE, transcodePending, transcodeRuntime } from '../../subgraphs/media/transcode.js';
+import { JOB_MEDIA_TRANSCODE, transcodePending, transcodeRuntime } from '../../subgraphs/media/index.js';
 import { pgliteAsPool } from './pglite-pool.js';
 
 export const JOB_WEBHOOKS_FANOUT = 'webhooks.fanout';

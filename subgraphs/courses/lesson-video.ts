@@ -1,7 +1,6 @@
 import DataLoader from 'dataloader';
 import { type RequestContext, invalid, isUuid, notFound, requestScoped } from '../kernel/index.js';
-import { mediaPath, parseMediaPath, requireUsableMedia, signMediaPath } from '../media/index.js';
-import { videoStates, type VideoState } from '../media/transcode.js';
+import { mediaPath, parseMediaPath, requireUsableMedia, signMediaPath, videoStates, type VideoState } from '../media/index.js';
 import { requireRole } from '../members/index.js';
 import { findCommunity } from '../tribes/index.js';
 import * as repo from './courses.repository.js';

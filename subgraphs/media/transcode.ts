@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import type { AppDeps } from '../kernel/index.js';
-import { contentTypeOf, FfmpegError, transcodeToHls, type FfmpegOptions, type Rendition } from './ffmpeg.js';
+import { contentTypeOf, FfmpegError, signPlaylistUris, transcodeToHls, type FfmpegOptions, type Rendition } from './ffmpeg.js';
 import { mediaKey } from './storage.js';
 import type { MediaStorage } from './storage.js';
 
@@ -294,4 +294,28 @@ export function transcodeRuntime(app: AppDeps): TranscodeRuntime {
     leaseMs: v.leaseMs,
     maxAttempts: v.maxAttempts,
   };
+}
+
+/** The content type of the HLS playlists this module stores. */
+export const HLS_PLAYLIST_TYPE = 'application/vnd.apple.mpegurl';
+
+/**
+ * For a request of an HLS playlist that carries a media signature (`?exp=&sig=`, a private tribe's signed URL), the
+ * playlist with that signature appended to each of its relative URIs, so a player fetching the renditions and segments
+ * beside it (`<video>` or hls.js) sends the signature along; null for any other request (served as stored). The
+ * signature covers the media id, not the variant, so one signature serves every file of the video; the route has
+ * already checked it (or the caller's membership).
+ */
+export async function signedPlaylist(
+  app: AppDeps,
+  variant: { contentType: string; storageKey: string; sizeBytes: number },
+  query: { exp?: unknown; sig?: unknown },
+): Promise<string | null> {
+  if (variant.contentType !== HLS_PLAYLIST_TYPE) return null;
+  const { exp, sig } = query;
+  if (typeof exp !== 'string' || typeof sig !== 'string' || !/^\d{1,12}$/.test(exp) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
+  if (variant.sizeBytes > 4 * 1024 * 1024) return null; // not a playlist this module wrote
+  const chunks: Buffer[] = [];
+  for await (const chunk of await app.mediaStorage.get(variant.storageKey)) chunks.push(chunk as Buffer);
+  return signPlaylistUris(Buffer.concat(chunks).toString('utf8'), `exp=${exp}&sig=${sig}`);
 }
