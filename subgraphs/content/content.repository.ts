@@ -12,6 +12,11 @@ export async function findPostsByIds(db: Executor, ids: readonly string[]): Prom
   return db.select().from(posts).where(inArray(posts.id, [...ids]));
 }
 
+/**
+ * A page of a tribe's published posts, newest first, by offset (the resource API's page numbers). The offset is
+ * taken over ids alone, by an index-only scan of `posts_community_published_created_idx` (migration 0021), and only
+ * the page's rows are read (a deferred join): a deep page skips index entries, not table rows.
+ */
 export async function listPosts(
   db: Executor,
   communityId: string,
@@ -19,8 +24,8 @@ export async function listPosts(
   limit: number,
   offset: number,
 ): Promise<Post[]> {
-  return db
-    .select()
+  const page = db
+    .select({ id: posts.id })
     .from(posts)
     .where(
       and(
@@ -35,6 +40,7 @@ export async function listPosts(
     .orderBy(desc(posts.createdAt), desc(posts.id))
     .limit(limit)
     .offset(offset);
+  return db.select().from(posts).where(inArray(posts.id, page)).orderBy(desc(posts.createdAt), desc(posts.id));
 }
 
 /**

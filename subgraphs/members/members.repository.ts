@@ -92,14 +92,27 @@ const pageOfCommunity = preparedOnce((db) =>
   db
     .select()
     .from(members)
-    .where(eq(members.communityId, sql.placeholder('communityId')))
+    .where(
+      inArray(
+        members.id,
+        db
+          .select({ id: members.id })
+          .from(members)
+          .where(eq(members.communityId, sql.placeholder('communityId')))
+          .orderBy(desc(members.joinedAt), desc(members.id))
+          .limit(sql.placeholder('limit'))
+          .offset(sql.placeholder('offset')),
+      ),
+    )
     .orderBy(desc(members.joinedAt), desc(members.id))
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
     .prepare('members_page_of_community'),
 );
 
-/** Members of a tribe, newest first (the Platform API list): a statement prepared once per database. */
+/**
+ * Members of a tribe, newest first (the Platform API list): a statement prepared once per database. The offset is
+ * taken over ids alone, by an index-only scan of `members_community_joined_idx`, and only the page's rows are read
+ * (a deferred join): a deep page skips index entries, not table rows.
+ */
 export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number): Promise<Member[]> {
   return pageOfCommunity(db).execute({ communityId, limit, offset });
 }
