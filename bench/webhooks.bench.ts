@@ -1,10 +1,12 @@
 // Issue 4: (1) deliveries per second one worker sends (drain cycles, batch size raised) to a local HTTPS receiver
-// that verifies each one, beside that same receiver answering autocannon alone in the same run; (2) the verifier
+// that verifies each one, beside that same receiver answering autocannon alone in the same run, twice: the receiver
+// in the bench's process (the worker and the receiver share one event loop: issue 4's figure), then (issue 15) in a
+// process of its own, as a real receiver is; (2) the verifier
 // package's verifications per second for a 1 KB body beside a bare createHmac + timingSafeEqual loop, as a ratio:
 // verifySignature() against that loop, and verify(), which also parses the body, against the loop plus JSON.parse.
 // The service trusts the receiver's test certificate through NODE_EXTRA_CA_CERTS, which Node reads only at start:
 // without it this file runs itself again in a child process that has it.
-import { spawnSync } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -59,6 +61,34 @@ async function receiver() {
   };
 }
 
+/** The same receiver in a process of its own (bench/webhooks-receiver.ts). */
+async function receiverProcess(secret: string) {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./webhooks-receiver.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  const ask = <T>(message: Record<string, unknown>, type: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: any) => {
+        if (m.type !== type) return;
+        child.off('message', on);
+        resolve(m);
+      };
+      child.on('message', on);
+      if (Object.keys(message).length) child.send(message);
+    });
+  const { port } = await ask<{ port: number }>({}, 'ready');
+  await ask({ type: 'secret', secret }, 'secret');
+  return {
+    url: `https://127.0.0.1:${port}/hooks`,
+    counts: () => ask<{ verified: number; rejected: number }>({ type: 'counts' }, 'counts'),
+    close: async () => {
+      child.send({ type: 'stop' });
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
 /** A database of its own on the bench server: a drain takes every due delivery in its database. */
 async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `bench_webhooks_${randomBytes(4).toString('hex')}`;
@@ -90,6 +120,7 @@ async function deliveryThroughput(): Promise<void> {
   });
   const pool = new pg.Pool({ connectionString: scratch.url, max: 4 });
   let rcv: Awaited<ReturnType<typeof receiver>> | undefined;
+  let external: Awaited<ReturnType<typeof receiverProcess>> | undefined;
   try {
     const tag = randomBytes(4).toString('hex');
     const signup = await fetch(`${base}/auth/signup`, {
@@ -117,48 +148,60 @@ async function deliveryThroughput(): Promise<void> {
     ).json()) as any;
     rcv.state.secret = created.secret;
 
-    // Fan-out: DELIVERIES outbox events become deliveries.
-    await pool.query(
-      `insert into outbox_events (community_id, type, data)
-       select $1, 'member.joined', jsonb_build_object('userId', gen_random_uuid(), 'handle', $2::text, 'note', repeat('x', 900))
-       from generate_series(1, $3::int)`,
-      [communityId, handle, DELIVERIES],
-    );
-    let started = performance.now();
-    const fanned = await fanOut(service.deps);
-    const fanoutSeconds = (performance.now() - started) / 1000;
+    /** One round: DELIVERIES events fanned out and drained to `target`, then `target` alone under autocannon. */
+    const round = async (title: string, target: { url: string; counts(): { verified: number; rejected: number } | Promise<{ verified: number; rejected: number }> }) => {
+      await pool.query('update webhook_endpoints set url = $1 where community_id = $2', [target.url, communityId]);
+      // Fan-out: DELIVERIES outbox events become deliveries.
+      await pool.query(
+        `insert into outbox_events (community_id, type, data)
+         select $1, 'member.joined', jsonb_build_object('userId', gen_random_uuid(), 'handle', $2::text, 'note', repeat('x', 900))
+         from generate_series(1, $3::int)`,
+        [communityId, handle, DELIVERIES],
+      );
+      let started = performance.now();
+      const fanned = await fanOut(service.deps);
+      const fanoutSeconds = (performance.now() - started) / 1000;
 
-    // Drain: one worker, cycles of BATCH concurrent attempts, until nothing is due.
-    const profiler = await startProfile();
-    started = performance.now();
-    let sent = 0;
-    let cycles = 0;
-    for (;;) {
-      const r = await drain(service.deps);
-      if (r.attempted === 0) break;
-      sent += r.succeeded;
-      cycles += 1;
-    }
-    const drainSeconds = (performance.now() - started) / 1000;
-    await profiler?.stop();
-    const { verified, rejected } = rcv.counts();
+      // Drain: one worker, cycles of BATCH concurrent attempts, until nothing is due.
+      const before = await target.counts();
+      const profiler = await startProfile();
+      started = performance.now();
+      let sent = 0;
+      let cycles = 0;
+      for (;;) {
+        const r = await drain(service.deps);
+        if (r.attempted === 0) break;
+        sent += r.succeeded;
+        cycles += 1;
+      }
+      const drainSeconds = (performance.now() - started) / 1000;
+      await profiler?.stop();
+      const after = await target.counts();
 
-    // Anchor: the same receiver answering autocannon alone (same body size, freshly signed headers).
-    const payload = body(randomUUID());
-    const headers = {
-      'content-type': 'application/json',
-      ...generateTestHeaders({ payload, secret: created.secret, timestamp: Math.floor(Date.now() / 1000) }),
+      // Anchor: the same receiver answering autocannon alone (same body size, freshly signed headers).
+      const payload = body(randomUUID());
+      const headers = {
+        'content-type': 'application/json',
+        ...generateTestHeaders({ payload, secret: created.secret, timestamp: Math.floor(Date.now() / 1000) }),
+      };
+      const anchor = await loadPost(target.url, payload, headers);
+
+      const rate = sent / drainSeconds;
+      console.log(`Webhook deliveries, one worker, to a local HTTPS receiver verifying each (batch ${BATCH}), ${title}`);
+      console.log(`  fan-out : ${fanned} deliveries from ${DELIVERIES} events in ${fanoutSeconds.toFixed(2)} s = ${(fanned / fanoutSeconds).toFixed(0)}/s`);
+      console.log(
+        `  subject : ${sent} delivered in ${drainSeconds.toFixed(2)} s over ${cycles} drain cycles = ${rate.toFixed(0)} deliveries/s (receiver verified ${after.verified - before.verified}, rejected ${after.rejected - before.rejected})`,
+      );
+      console.log(`  anchor  : receiver alone under autocannon (50 connections): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
+      console.log(`  ratio   : ${(rate / anchor.rps).toFixed(3)}${title.includes('own process') ? ' (goal >= 0.6)' : ''}`);
     };
-    const anchor = await loadPost(rcv.url, payload, headers);
 
-    const rate = sent / drainSeconds;
-    console.log('Webhook deliveries, one worker, to a local HTTPS receiver verifying each (batch %d)', BATCH);
-    console.log(`  fan-out : ${fanned} deliveries from ${DELIVERIES} events in ${fanoutSeconds.toFixed(2)} s = ${(fanned / fanoutSeconds).toFixed(0)}/s`);
-    console.log(`  subject : ${sent} delivered in ${drainSeconds.toFixed(2)} s over ${cycles} drain cycles = ${rate.toFixed(0)} deliveries/s (receiver verified ${verified}, rejected ${rejected})`);
-    console.log(`  anchor  : receiver alone under autocannon (50 connections): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
-    console.log(`  ratio   : ${(rate / anchor.rps).toFixed(3)}`);
+    await round('receiver in the bench process (shares the event loop with the worker)', rcv);
+    external = await receiverProcess(created.secret);
+    await round('receiver in its own process', external);
   } finally {
     await rcv?.close();
+    await external?.close();
     await pool.end();
     await service.stop();
     await scratch.drop();
