@@ -81,6 +81,12 @@ describe('ffmpeg HLS runner', () => {
     expect((error as FfmpegError).message).not.toContain(dir);
   });
 
+  it('a missing ffmpeg is a failure of ours (could not start), not an unreadable file', async () => {
+    const error = await transcodeToHls(path.join(dir, 'hd.mp4'), outDir('missing'), { ...FAST, ffmpegPath: path.join(dir, 'no-such-bin', 'ffmpeg') }).catch((e: unknown) => e);
+    expect((error as FfmpegError).reason).toBe('failed');
+    expect((error as FfmpegError).message).toMatch(/^could not start ffprobe: /);
+  });
+
   it('kills ffmpeg at the time limit, and on abort', async () => {
     const slow = await transcodeToHls(path.join(dir, 'hd.mp4'), outDir('slow'), { ...FAST, timeoutMs: 30 }).catch((e: unknown) => e);
     expect((slow as FfmpegError).reason).toBe('timeout');

@@ -153,7 +153,8 @@ export async function probeVideo(input: string, opts: FfmpegOptions): Promise<Pr
       opts,
     ));
   } catch (error) {
-    if (error instanceof FfmpegError && error.reason === 'failed') {
+    // A tool that ran and refused the file (not one that could not start: that stays `failed`).
+    if (error instanceof FfmpegError && error.reason === 'failed' && (error as FfmpegError & { stderr?: string }).stderr !== undefined) {
       const detail = lastLines((error as FfmpegError & { stderr?: string }).stderr ?? '', path.dirname(input)).replaceAll(input, 'the upload');
       throw new FfmpegError('invalid', `not a readable video${detail ? `: ${detail}` : ''}`);
     }
@@ -223,7 +224,7 @@ export async function transcodeToHls(input: string, outDir: string, opts: Ffmpeg
   try {
     await run(opts.ffmpegPath ?? 'ffmpeg', args, { timeoutMs: remaining(), signal: opts.signal }, outDir);
   } catch (error) {
-    if (error instanceof FfmpegError && error.reason === 'failed') throw new FfmpegError('invalid', `the video could not be transcoded: ${error.message.replace(/^ffmpeg exited with [^:]*: /, '')}`);
+    if (error instanceof FfmpegError && error.reason === 'failed' && (error as FfmpegError & { stderr?: string }).stderr !== undefined) throw new FfmpegError('invalid', `the video could not be transcoded: ${error.message.replace(/^ffmpeg exited with [^:]*: /, '')}`);
     throw error;
   }
 
