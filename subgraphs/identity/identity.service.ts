@@ -25,6 +25,7 @@ import {
 import { checkNewPassword, displayNameRule, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
+import { rememberedSubject, rememberToken } from './verified-tokens.js';
 
 export type { User } from './identity.repository.js';
 
@@ -300,17 +301,19 @@ export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<Toke
 
 /** The user id of a valid access token, or null. */
 export async function verifyAccessToken(app: AppDeps, token: string): Promise<string | null> {
-  let userId: string;
-  try {
-    const { payload } = await jwtVerify(token, jwtKey(app), {
-      algorithms: ['HS256'],
-      issuer: 'svc',
-      currentDate: app.clock(),
-    });
-    if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
-    userId = payload.sub;
-  } catch {
-    return null; // not a token of ours, or expired
+  const now = app.clock();
+  // A token that verified before is not checked again (its time claims are): see verified-tokens.ts.
+  let userId = rememberedSubject(app.config.jwtSecret, token, now);
+  if (userId === null) return null;
+  if (userId === undefined) {
+    try {
+      const { payload } = await jwtVerify(token, jwtKey(app), { algorithms: ['HS256'], issuer: 'svc', currentDate: now });
+      if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
+      userId = payload.sub;
+      rememberToken(app.config.jwtSecret, token, { sub: userId, nbf: payload.nbf, exp: payload.exp });
+    } catch {
+      return null; // not a token of ours, or expired
+    }
   }
   // A suspended user's tokens stop at once: one primary-key lookup per request. A database that is down is not a
   // bad token: its error goes on (a 503, not a 401).

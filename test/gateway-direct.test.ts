@@ -1,0 +1,103 @@
+// Issue 15's execution path: what the fast paths must not change.
+// - The gateway's direct path (gateway/src/direct.ts): a query of one in-process subgraph answers exactly what the
+//   gateway answers, errors included (run again through the gateway); plans of several subgraphs and mutations never
+//   take it.
+// - Remembered access tokens (subgraphs/identity/verified-tokens.ts): a suspension and an expiry still take effect
+//   at once.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'drizzle-orm';
+import { accessToken, createPost, createTribe, signupUser, type TestUser } from './factory.js';
+import { startService, type TestService } from './support.js';
+
+const LIST = 'query List($c: ID!){ posts(communityId: $c, perPage: 5){ items { id body community { id } createdAt } page perPage hasMore } }';
+const WITH_AUTHOR = 'query WithAuthor($c: ID!){ posts(communityId: $c, perPage: 5){ items { id author { username } } } }';
+const ONE = 'query One($id: ID!){ post(id: $id){ id body } }';
+
+describe('execution fast paths', () => {
+  let t: TestService;
+  let now = new Date();
+  let owner: TestUser;
+  let member: TestUser;
+  let outsider: TestUser;
+  let tribe: { id: string; handle: string };
+
+  const post = async (user: TestUser | null, query: string, variables: Record<string, unknown>) => {
+    const req = t.api.post('/graphql').set('content-type', 'application/json');
+    if (user) req.set('cookie', user.cookie);
+    const res = await req.send({ query, variables });
+    return { status: res.status, body: res.body };
+  };
+  /** The same request twice: the first plans through the gateway, the second may take the direct path. */
+  const twice = async (user: TestUser | null, query: string, variables: Record<string, unknown>) => {
+    const first = await post(user, query, variables);
+    const before = { ...t.graph.direct };
+    const second = await post(user, query, variables);
+    return { first, second, direct: t.graph.direct.direct - before.direct, fallback: t.graph.direct.fallback - before.fallback };
+  };
+
+  beforeAll(async () => {
+    t = await startService({}, () => now);
+    [owner, member, outsider] = await Promise.all([signupUser(t), signupUser(t), signupUser(t)]);
+    tribe = await createTribe(t, owner, { isPublic: false });
+    await t.deps.database.db.execute(sql`insert into members (community_id, user_id, role) values (${tribe.id}, ${member.id}, 'member')`);
+    for (let i = 0; i < 3; i += 1) await createPost(t, owner, tribe.id, { content: `post ${i}` });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('a query of one subgraph takes the direct path and answers exactly what the gateway answered', async () => {
+    const { first, second, direct, fallback } = await twice(member, LIST, { c: tribe.id });
+    expect(first.status).toBe(200);
+    expect(first.body.errors).toBeUndefined();
+    expect(first.body.data.posts.items).toHaveLength(3);
+    expect(direct).toBe(1);
+    expect(fallback).toBe(0);
+    expect(JSON.stringify(second.body)).toBe(JSON.stringify(first.body));
+    expect(second.status).toBe(first.status);
+  });
+
+  it('an error on the direct path is answered by the gateway, word for word (a private tribe, an outsider)', async () => {
+    const { first, second, direct, fallback } = await twice(outsider, LIST, { c: tribe.id });
+    expect(first.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(direct).toBe(0);
+    expect(fallback).toBe(1);
+    expect(second).toEqual(first);
+  });
+
+  it('bad variables and a null root answer as through the gateway', async () => {
+    const bad = await twice(member, LIST, { c: 5 });
+    expect(bad.second).toEqual(bad.first);
+    const missing = await twice(member, ONE, { id: '00000000-0000-4000-8000-000000000000' });
+    expect(missing.second).toEqual(missing.first);
+    expect(missing.direct + missing.fallback).toBeLessThanOrEqual(1);
+  });
+
+  it('a query across subgraphs (author from identity) and a mutation never take the direct path', async () => {
+    const across = await twice(member, WITH_AUTHOR, { c: tribe.id });
+    expect(across.second.body.errors).toBeUndefined();
+    expect(across.second.body.data.posts.items[0].author.username).toBeTruthy();
+    expect(across.direct + across.fallback).toBe(0);
+    const create = 'mutation Create($c: ID!){ createPost(communityId: $c, input: {content: "direct?"}){ id } }';
+    const mutation = await twice(owner, create, { c: tribe.id });
+    expect(mutation.second.body.errors).toBeUndefined();
+    expect(mutation.direct + mutation.fallback).toBe(0);
+  });
+
+  it('an access token verified before is refused at once when its user is suspended, and when it expires', async () => {
+    const token = await accessToken(t, member);
+    const me = () => t.api.get('/v1/auth/me').set('authorization', `Bearer ${token}`);
+    expect((await me()).status).toBe(200);
+    expect((await me()).status).toBe(200); // remembered now
+    await t.deps.database.db.execute(sql`update users set suspended_at = ${now.toISOString()} where id = ${member.id}`);
+    expect((await me()).status).toBe(401);
+    await t.deps.database.db.execute(sql`update users set suspended_at = null where id = ${member.id}`);
+    expect((await me()).status).toBe(200);
+    const issued = now;
+    now = new Date(issued.getTime() + 3_600_000 - 1_000); // one second before the hour is up
+    expect((await me()).status).toBe(200);
+    now = new Date(issued.getTime() + 3_600_000 + 1_000);
+    expect((await me()).status).toBe(401);
+    now = new Date(issued.getTime());
+  });
+});
