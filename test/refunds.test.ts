@@ -29,11 +29,14 @@ describe('refunds', () => {
   const clock = movableClock();
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000);
   const receivers: Receiver[] = [];
+  /** One staffed tribe most tests share (each test buys its own new event or course in it). */
+  let shared: Awaited<ReturnType<typeof staffedTribe>>;
 
   beforeAll(async () => {
     db = await isolatedDatabase();
     t = await startWebhookService({ clock: clock.now, databaseUrl: db.url, env: { STRIPE_WEBHOOK_SECRET: SECRET } });
     [cast, otherCast] = await Promise.all([crew(t), crew(t)]);
+    shared = await staffedTribe(t, cast);
   });
   afterAll(async () => {
     await Promise.all(receivers.map((r) => r.stop()));
@@ -54,8 +57,8 @@ describe('refunds', () => {
     return res.body.data as Record<string, any>;
   }
   const register = (tribeId: string, eventId: string, who: Actor) => t.api.post(`${events(tribeId)}/${eventId}/register`).set(bearer(who));
-  async function pendingEventOrder(body: Record<string, unknown> = {}, people: Cast = cast) {
-    const s = await staffedTribe(t, people);
+  async function pendingEventOrder(body: Record<string, unknown> = {}, options: { ownTribe?: boolean } = {}) {
+    const s = options.ownTribe ? await staffedTribe(t, cast) : shared;
     const event = await paidEvent(s.tribe.id, s.owner, body);
     const res = await register(s.tribe.id, event.id, s.member);
     if (res.status !== 202) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
@@ -272,7 +275,7 @@ describe('refunds', () => {
   describe('refundOrder', () => {
     /** A paid course and the member's order for it, paid through the manual provider. */
     async function paidCourseOrder() {
-      const s = await staffedTribe(t, cast);
+      const s = shared;
       const created = await t.api.post(`/v1/communities/${s.tribe.id}/courses`).set(bearer(s.moderator)).send({ title: `Paid ${unique()}`, access_type: 'paid', price: 49.9 });
       const courseId = created.body.data.id as string;
       const enrolled = await t.api.post(`/v1/communities/${s.tribe.id}/courses/${courseId}/enroll`).set(bearer(s.member));
@@ -305,7 +308,7 @@ describe('refunds', () => {
     });
 
     it('takes back a challenge enrollment on a full refund', async () => {
-      const s = await staffedTribe(t, cast);
+      const s = shared;
       const created = await t.api
         .post(`/v1/communities/${s.tribe.id}/challenges`)
         .set(bearer(s.moderator))
@@ -436,7 +439,7 @@ describe('refunds', () => {
     it('is delivered to a subscribed endpoint over HTTPS, verified by @svc/webhook-verifier, with the order.paid fields and the refund', async () => {
       const r = await new Receiver(clock.now).start();
       receivers.push(r);
-      const { s, event, orderId } = await pendingEventOrder();
+      const { s, event, orderId } = await pendingEventOrder({}, { ownTribe: true });
       await registerEndpoint(t, s.owner, s.tribe.handle, { url: r.url(), events: ['order.refunded'] }, r);
       expect((await markPaid(t, s.owner, orderId)).errors).toBeUndefined();
       expect((await gql(t, s.owner, Q.refund, { o: orderId, a: 1990 })).errors).toBeUndefined();
