@@ -179,7 +179,9 @@ async function transcodeOne(
     return 'failed';
   }
   const work = path.join(path.resolve(rt.workDir), claim.mediaId);
-  const out = path.join(work, 'out');
+  // A folder per attempt: an ffmpeg orphaned by a killed worker writes into its own attempt's folder, which this
+  // attempt deletes, never into ours.
+  const out = path.join(work, claim.claimId);
   const local = new AbortController();
   const stop = () => local.abort();
   options.signal?.addEventListener('abort', stop, { once: true });
