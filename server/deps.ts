@@ -7,6 +7,7 @@ import { heldContentQueue } from '../subgraphs/engagement/index.js';
 import { fulfilEventOrder, revokeEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
+import { LocalDiskStorage, avatarMedia } from '../subgraphs/media/index.js';
 import { grantConfiguredStaff, requireStaff } from '../subgraphs/platform/index.js';
 import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
 
@@ -47,6 +48,8 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       apiKeyUses: new Map(),
       webhooks: createWebhookRuntime(config, options.webhooks),
       heldContentQueue,
+      mediaStorage: new LocalDiskStorage(config.media.dir),
+      profileMedia: avatarMedia,
     };
     // PLATFORM_ADMIN_EMAILS: idempotent, so every process may run it (one of them writes each grant).
     await grantConfiguredStaff(deps);

@@ -6,6 +6,7 @@ import type { Graph } from '../../gateway/src/graph.js';
 import { persistedOperations } from '../../gateway/src/persisted.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
+import { mediaRouter } from './application/media.js';
 import { paymentsRouter } from './application/payments.js';
 import { unsubscribeRouter } from './application/unsubscribe.js';
 import { flatErrors, applicationRouter } from './application/router.js';
@@ -16,7 +17,7 @@ import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
 import { docsRouter, graphqlExplorer } from './portal/docs.js';
 import { consoleRouter } from './portal/console.js';
-import { resourceRouter } from './resource/router.js';
+import { resourceErrors, resourceRouter } from './resource/router.js';
 import { securityHeaders } from './security-headers.js';
 
 /** Errors before GraphQL execution (malformed JSON, oversized body) in the GraphQL envelope. */
@@ -67,6 +68,11 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.get('/openapi.json', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(OPENAPI); // public, changes only with a deploy
   });
+
+  // Uploads and media files (streamed multipart, before any body parser): /media for the web app (flat errors), and
+  // /v1/media for resource API clients (their envelope).
+  http.use('/v1/media', mediaRouter(app, resourceErrors));
+  http.use('/media', mediaRouter(app, flatErrors));
 
   // /v1/auth* and /v1/communities* are the resource API; every other /v1 path is the Platform API (typed 404 included).
   const resource = resourceRouter(app, graph.execute);

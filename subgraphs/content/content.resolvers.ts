@@ -6,6 +6,7 @@ import * as feed from './feed.service.js';
 import * as reactions from './reactions.service.js';
 import * as searching from './search.service.js';
 import { commentMentions, postMentions } from './mentions.service.js';
+import { presentMediaUrls } from '../media/index.js';
 import type { Resolvers } from './content.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
@@ -40,6 +41,8 @@ export const resolvers: Resolvers = {
     community: (p) => ref('Community', p.communityId),
     author: (p) => ref('User', p.authorId),
     isPinned: (p) => p.pinnedAt !== null,
+    // Uploaded media come back signed: whoever reads the post may fetch them (private tribes' media need it).
+    mediaUrls: (p, _, ctx) => presentMediaUrls(ctx.app, p.mediaUrls),
     reactions: (p, _, ctx) => reactions.reactionsOf(ctx, { postId: p.id }),
     mentions: async (p, _, ctx) => (await postMentions(ctx, p.id)).map((id) => ref('User', id)),
     moderation: (p) => (p.removedAt ? { removedAt: p.removedAt, reason: p.removedReason } : null),

@@ -19,6 +19,7 @@ import {
   requireScope,
 } from '../kernel/index.js';
 import { RANK, recordActivity, requireActiveMember, requireRole, requireView, viewerRole, type Role } from '../members/index.js';
+import { isMediaPath, requireUsableMedia } from '../media/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
@@ -40,11 +41,11 @@ const SANITIZE: sanitizeHtml.IOptions = {
 export const sanitizeContent = (html: string): string => sanitizeHtml(html, SANITIZE).trim();
 
 const content = text({ max: 50_000 });
-const mediaUrls = z
-  .array(z.url({ protocol: /^https?$/, error: 'each media URL must be an http(s) URL' }).max(2048), {
-    error: 'media_urls must be an array of URLs',
-  })
-  .max(10, 'at most 10 media URLs');
+// An http(s) URL, or the `/media/{id}/{variant}` path of an upload (checked against the media in `usableMedia`).
+const mediaUrl = z.union([z.url({ protocol: /^https?$/ }).max(2048), z.string().max(2048).refine(isMediaPath)], {
+  error: 'each media URL must be an http(s) URL or an uploaded /media/{id}/{variant} path',
+});
+const mediaUrls = z.array(mediaUrl, { error: 'media_urls must be an array of URLs' }).max(10, 'at most 10 media URLs');
 const postFields = {
   content,
   mediaUrls,
@@ -135,6 +136,13 @@ export function cleanBody(raw: string): string {
   return body;
 }
 
+/**
+ * A post's media: uploads (`/media/...` paths, stored unsigned) must be the author's own post images of the post's
+ * tribe, or of no tribe when the tribe is public; else `invalid_media` (see `requireUsableMedia`).
+ */
+const usableMedia = (ctx: RequestContext, community: Community, urls: string[]) =>
+  requireUsableMedia(ctx, urls, { kind: 'post_image', communityId: community.id, communityIsPublic: community.isPublic }, 'media_urls');
+
 /** Creates a post (members; pinning needs moderator or above). A published post emits `post.created`. */
 export async function createPost(ctx: RequestContext, communityId: string, raw: unknown): Promise<Post> {
   const community: Community = await getCommunity(ctx, communityId);
@@ -142,6 +150,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   const input = parseInput(createPostInput, raw);
   if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
   const body = cleanBody(input.content);
+  const mediaUrls = await usableMedia(ctx, community, input.mediaUrls ?? []);
   const now = ctx.app.clock();
   // Automod: refuses a new member's post past the tribe's limit; holds a published post it flags for review.
   const screened = await screenPost(ctx, community.id, userId, role, body, now);
@@ -153,7 +162,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
       communityId: community.id,
       authorId: userId,
       body,
-      mediaUrls: input.mediaUrls ?? [],
+      mediaUrls,
       visibility: input.visibility ?? 'public',
       status,
       heldReason: status === 'pending_review' && screened.held ? screened.reason : null,
@@ -201,7 +210,7 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
       : ({ held: false } as const);
   const patch: Partial<Post> = {};
   if (input.content !== undefined) patch.body = cleanBody(input.content);
-  if (input.mediaUrls !== undefined) patch.mediaUrls = input.mediaUrls;
+  if (input.mediaUrls !== undefined) patch.mediaUrls = await usableMedia(ctx, await getCommunity(ctx, post.communityId), input.mediaUrls);
   if (input.visibility !== undefined) patch.visibility = input.visibility;
   if (input.status !== undefined) {
     patch.status = screened.held ? 'pending_review' : input.status;

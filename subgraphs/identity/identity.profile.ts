@@ -33,6 +33,9 @@ export function isProfileUrl(value: string): boolean {
   return url.protocol === 'https:' && url.hostname !== '' && url.username === '' && url.password === '';
 }
 
+/** The shape of an uploaded media's path, `/media/<id>/<variant>` (what it names is checked by the media domain). */
+export const isUploadPath = (value: string): boolean => /^\/media\/[0-9a-f-]{36}\/[a-z0-9][a-z0-9_.-]{0,63}$/.test(value);
+
 const profileUrl = (field: string) =>
   text({ max: PROFILE_LIMITS.url, required: `${field} must be a string` }).refine(
     isProfileUrl,
@@ -42,7 +45,13 @@ const profileUrl = (field: string) =>
 const profileInput = z.object({
   displayName: displayNameRule.optional(),
   bio: text({ max: PROFILE_LIMITS.bio, trim: true, required: 'bio cannot be null: send "" to clear it' }).optional(),
-  avatarUrl: profileUrl('avatarUrl').nullable().optional(),
+  // An https URL, or the `/media/{id}/{variant}` path of the user's own uploaded avatar (checked by `profileMedia`).
+  avatarUrl: z
+    .union([profileUrl('avatarUrl'), text({ max: PROFILE_LIMITS.url }).refine(isUploadPath)], {
+      error: 'must be an https:// URL with a host, without user name or password, or an uploaded /media/{id}/{variant} path',
+    })
+    .nullable()
+    .optional(),
   // An empty location is no location.
   location: text({ max: PROFILE_LIMITS.location, trim: true })
     .nullable()

@@ -22,7 +22,7 @@ import {
   sha256,
   unauthorized,
 } from '../kernel/index.js';
-import { checkNewPassword, displayNameRule, parseProfileChanges } from './identity.profile.js';
+import { checkNewPassword, displayNameRule, isUploadPath, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
 import { rememberedSubject, rememberToken } from './verified-tokens.js';
@@ -190,6 +190,10 @@ export async function userByUsername(ctx: RequestContext, username: string): Pro
 export async function updateProfile(ctx: RequestContext, raw: unknown): Promise<User> {
   const userId = requireUser(ctx);
   const changes = parseProfileChanges(raw);
+  if (changes.avatarUrl && isUploadPath(changes.avatarUrl)) {
+    if (!ctx.app.profileMedia) throw invalid('invalid_media', 'avatarUrl: uploads are not enabled here.');
+    changes.avatarUrl = await ctx.app.profileMedia(ctx, changes.avatarUrl);
+  }
   const user = await repo.updateProfile(ctx.app.database.db, userId, changes);
   if (!user) throw unauthorized();
   return user;
@@ -329,6 +333,11 @@ declare module '../kernel/context.js' {
   interface AppDeps {
     /** The identity provider's key for `__session` tokens: `idpKeySource(config.idp)`. */
     idpKey: IdpKeySource;
+    /**
+     * Checks an uploaded avatar's `/media/...` path (the caller's own `avatar` upload) and returns it as stored, else
+     * throws `invalid_media`: the media domain's, wired in `server/deps.ts` (identity sits below it).
+     */
+    profileMedia?: (ctx: RequestContext, path: string) => Promise<string>;
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat as fsStat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -82,6 +82,10 @@ export function mediaPrefix(mediaId: string): string {
   return prefix;
 }
 
+/** Resolves once `file` has released its descriptor (a destroyed write stream may still be opening its file). */
+export const closed = (file: WriteStream): Promise<void> =>
+  file.closed ? Promise.resolve() : new Promise((resolve) => file.once('close', () => resolve()));
+
 /** Counts and hashes the bytes that pass through. */
 class Digest extends Transform {
   size = 0;
@@ -122,11 +126,13 @@ export class LocalDiskStorage implements MediaStorage {
     await mkdir(this.tmp, { recursive: true });
     const temp = path.join(this.tmp, `${randomUUID()}.part`);
     const digest = new Digest();
+    const file = createWriteStream(temp, { flags: 'wx', mode: 0o640 });
     try {
-      await pipeline(body, digest, createWriteStream(temp, { flags: 'wx', mode: 0o640 }));
+      await pipeline(body, digest, file);
       await mkdir(path.dirname(target), { recursive: true });
       await rename(temp, target);
     } catch (error) {
+      await closed(file);
       await unlink(temp).catch(() => undefined);
       throw error;
     }

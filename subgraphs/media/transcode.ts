@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import type { AppDeps } from '../kernel/index.js';
 import { contentTypeOf, FfmpegError, signPlaylistUris, transcodeToHls, type FfmpegOptions, type Rendition } from './ffmpeg.js';
 import { mediaKey } from './storage.js';
+import * as repo from './video.repository.js';
 import type { MediaStorage } from './storage.js';
 
 /**
@@ -53,28 +52,19 @@ export interface TranscodeResult {
   released: number;
 }
 
-const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
-
 /**
  * Queues media `mediaId` (a stored lesson_video) for transcoding; a second call changes nothing. Pass the upload's
  * transaction as `tx` to queue it with the media row.
  */
 export async function enqueueTranscode(app: AppDeps, mediaId: string, tx: Executor = app.database.db): Promise<void> {
-  const now = app.clock();
-  await tx.execute(sql`
-    insert into media_videos (media_id, status, created_at, updated_at)
-    values (${mediaId}::uuid, 'processing', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
-    on conflict (media_id) do nothing`);
+  await repo.insertQueued(tx, mediaId, app.clock());
 }
 
 /** The video states of `mediaIds` (those queued at all), in one statement. */
 export async function videoStates(db: Executor, mediaIds: readonly string[]): Promise<Map<string, VideoState>> {
   const out = new Map<string, VideoState>();
   if (mediaIds.length === 0) return out;
-  const result = await db.execute(sql`
-    select media_id, status, failure_reason, duration_seconds, width, height, renditions
-      from media_videos where media_id = any(${`{${[...new Set(mediaIds)].join(',')}}`}::uuid[])`);
-  for (const r of rowsOf(result)) {
+  for (const r of await repo.selectStates(db, mediaIds)) {
     const renditions = (typeof r.renditions === 'string' ? JSON.parse(r.renditions) : r.renditions ?? []) as Rendition[];
     out.set(String(r.media_id), {
       mediaId: String(r.media_id),
@@ -87,59 +77,6 @@ export async function videoStates(db: Executor, mediaIds: readonly string[]): Pr
     });
   }
   return out;
-}
-
-interface Claim {
-  mediaId: string;
-  attempts: number;
-  claimId: string;
-}
-
-/** Claims the oldest queued row whose lease is free (`FOR UPDATE SKIP LOCKED`), counting the attempt. */
-async function claimNext(db: Executor, now: Date, leaseMs: number): Promise<Claim | null> {
-  const claimId = randomUUID();
-  const at = now.toISOString();
-  const result = await db.execute(sql`
-    update media_videos v
-       set locked_by = ${claimId}, locked_until = ${new Date(now.getTime() + leaseMs).toISOString()}::timestamptz,
-           attempts = v.attempts + 1, updated_at = ${at}::timestamptz
-     where v.media_id = (
-       select media_id from media_videos
-        where status = 'processing' and (locked_until is null or locked_until <= ${at}::timestamptz)
-        order by created_at, media_id
-        limit 1
-        for update skip locked)
-    returning v.media_id, v.attempts`);
-  const row = rowsOf(result)[0];
-  return row ? { mediaId: String(row.media_id), attempts: Number(row.attempts), claimId } : null;
-}
-
-/** Extends the lease while `claimId` holds the row; false when the claim was lost. */
-async function renew(db: Executor, claim: Claim, now: Date, leaseMs: number): Promise<boolean> {
-  const result = await db.execute(sql`
-    update media_videos set locked_until = ${new Date(now.getTime() + leaseMs).toISOString()}::timestamptz
-     where media_id = ${claim.mediaId}::uuid and locked_by = ${claim.claimId} and status = 'processing'
-    returning media_id`);
-  return rowsOf(result).length > 0;
-}
-
-async function fail(db: Executor, claim: Claim, now: Date, reason: string): Promise<boolean> {
-  const result = await db.execute(sql`
-    update media_videos
-       set status = 'failed', failure_reason = ${reason.slice(0, 500)}, locked_by = null, locked_until = null,
-           updated_at = ${now.toISOString()}::timestamptz, finished_at = ${now.toISOString()}::timestamptz
-     where media_id = ${claim.mediaId}::uuid and locked_by = ${claim.claimId} and status = 'processing'
-    returning media_id`);
-  return rowsOf(result).length > 0;
-}
-
-/** Gives the row back for a later run. `uncount`: the attempt does not count (the worker stopping, not the file). */
-async function release(db: Executor, claim: Claim, now: Date, uncount: boolean): Promise<void> {
-  await db.execute(sql`
-    update media_videos
-       set locked_by = null, locked_until = null, updated_at = ${now.toISOString()}::timestamptz,
-           attempts = case when ${uncount} then greatest(attempts - 1, 0) else attempts end
-     where media_id = ${claim.mediaId}::uuid and locked_by = ${claim.claimId} and status = 'processing'`);
 }
 
 /**
@@ -156,7 +93,7 @@ export async function transcodePending(
   const result: TranscodeResult = { claimed: 0, ready: 0, failed: 0, released: 0 };
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   while (result.claimed < limit && !options.signal?.aborted) {
-    const claim = await claimNext(db, app.clock(), rt.leaseMs);
+    const claim = await repo.claimNext(db, app.clock(), rt.leaseMs);
     if (!claim) break;
     result.claimed += 1;
     const outcome = await transcodeOne(app, rt, claim, options);
@@ -168,13 +105,13 @@ export async function transcodePending(
 async function transcodeOne(
   app: AppDeps,
   rt: TranscodeRuntime,
-  claim: Claim,
+  claim: repo.Claim,
   options: { signal?: AbortSignal; touch?: () => Promise<unknown> },
 ): Promise<'ready' | 'failed' | 'released'> {
   const db = app.database.db;
   const log = app.log.child({ job: JOB_MEDIA_TRANSCODE, mediaId: claim.mediaId, attempt: claim.attempts });
   if (claim.attempts > rt.maxAttempts) {
-    await fail(db, claim, app.clock(), `transcoding was interrupted ${rt.maxAttempts} times`);
+    await repo.fail(db, claim, app.clock(), `transcoding was interrupted ${rt.maxAttempts} times`);
     log.warn('video failed: too many interrupted attempts');
     return 'failed';
   }
@@ -187,7 +124,7 @@ async function transcodeOne(
   options.signal?.addEventListener('abort', stop, { once: true });
   let lost = false;
   const heartbeat = setInterval(() => {
-    void renew(db, claim, app.clock(), rt.leaseMs)
+    void repo.renew(db, claim, app.clock(), rt.leaseMs)
       .then(async (held) => {
         if (!held) {
           lost = true;
@@ -200,9 +137,9 @@ async function transcodeOne(
     // An interrupted attempt's files are dropped: each attempt starts from the stored original.
     await rm(work, { recursive: true, force: true });
     await mkdir(out, { recursive: true });
-    const original = await originalKey(db, claim.mediaId);
+    const original = await repo.originalKey(db, claim.mediaId);
     if (!original) {
-      await fail(db, claim, app.clock(), 'the uploaded file is missing');
+      await repo.fail(db, claim, app.clock(), 'the uploaded file is missing');
       return 'failed';
     }
     const input = path.join(work, 'original');
@@ -217,7 +154,7 @@ async function transcodeOne(
       const s = await rt.storage.put(key, createReadStream(path.join(out, file)));
       stored.push({ name: file, key, contentType: contentTypeOf(file), size: s.size, etag: s.sha256 });
     }
-    const done = await finish(db, claim, app.clock(), hls.probe, hls.renditions, stored);
+    const done = await repo.finish(db, claim, app.clock(), hls.probe, hls.renditions, stored);
     if (!done) {
       log.warn('claim lost before the video was recorded: another run records it');
       return 'released';
@@ -226,64 +163,25 @@ async function transcodeOne(
     return 'ready';
   } catch (error) {
     if (error instanceof FfmpegError && error.reason === 'aborted') {
-      if (!lost) await release(db, claim, app.clock(), true).catch((e) => log.warn({ err: e }, 'could not release the video'));
+      if (!lost) await repo.release(db, claim, app.clock(), true).catch((e) => log.warn({ err: e }, 'could not release the video'));
       log.info('video transcoding interrupted: the next run resumes it');
       return 'released';
     }
     if (error instanceof FfmpegError) {
       // The file's fault (unreadable, or too long to transcode): final.
-      await fail(db, claim, app.clock(), error.message);
+      await repo.fail(db, claim, app.clock(), error.message);
       log.info({ reason: error.message }, 'video failed');
       return 'failed';
     }
     // Ours (storage, database): a later run tries again, up to maxAttempts claims.
     log.error({ err: error }, 'video transcoding failed unexpectedly: left for a later run');
-    await release(db, claim, app.clock(), false).catch((e) => log.warn({ err: e }, 'could not release the video'));
+    await repo.release(db, claim, app.clock(), false).catch((e) => log.warn({ err: e }, 'could not release the video'));
     return 'released';
   } finally {
     clearInterval(heartbeat);
     options.signal?.removeEventListener('abort', stop);
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-async function originalKey(db: Executor, mediaId: string): Promise<string | null> {
-  const result = await db.execute(sql`select storage_key from media_variants where media_id = ${mediaId}::uuid and name = 'original'`);
-  const row = rowsOf(result)[0];
-  return row ? String(row.storage_key) : null;
-}
-
-/** Records the stored files as the media's variants and the row `ready`, in one transaction, while the claim holds. */
-async function finish(
-  db: AppDeps['database']['db'],
-  claim: Claim,
-  now: Date,
-  probe: { durationSeconds: number; width: number; height: number },
-  renditions: Rendition[],
-  stored: Array<{ name: string; key: string; contentType: string; size: number; etag: string }>,
-): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const held = await tx.execute(sql`
-      select 1 from media_videos where media_id = ${claim.mediaId}::uuid and locked_by = ${claim.claimId} and status = 'processing' for update`);
-    if (rowsOf(held).length === 0) return false;
-    for (const f of stored) {
-      const r = renditions.find((x) => f.name.startsWith(`hls-${x.name}`));
-      await tx.execute(sql`
-        insert into media_variants (media_id, name, storage_key, content_type, size_bytes, etag, width, height)
-        values (${claim.mediaId}::uuid, ${f.name}, ${f.key}, ${f.contentType}, ${f.size}, ${f.etag}, ${r?.width ?? null}, ${r?.height ?? null})
-        on conflict (media_id, name) do update
-          set storage_key = excluded.storage_key, content_type = excluded.content_type, size_bytes = excluded.size_bytes,
-              etag = excluded.etag, width = excluded.width, height = excluded.height`);
-    }
-    const at = now.toISOString();
-    await tx.execute(sql`
-      update media_videos
-         set status = 'ready', duration_seconds = ${probe.durationSeconds}, width = ${probe.width}, height = ${probe.height},
-             renditions = ${JSON.stringify(renditions)}::jsonb, locked_by = null, locked_until = null,
-             updated_at = ${at}::timestamptz, finished_at = ${at}::timestamptz
-       where media_id = ${claim.mediaId}::uuid`);
-    return true;
-  });
 }
 
 /** The runtime of the `media.transcode` job from the app's config: the media store, `<MEDIA_DIR>/.work`, `config.video`. */
