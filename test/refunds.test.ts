@@ -208,6 +208,19 @@ describe('refunds', () => {
       ]);
     });
 
+    it('answers 200 and changes nothing when a payment event arrives after the refund (the payment told again)', async () => {
+      const { s, event, orderId } = await pendingEventOrder();
+      const pay = await payByStripe(orderId);
+      expect((await deliver(stripeEvent('refund.created', refundObject(pay, `re_${unique()}`, PRICE)))).status).toBe(200);
+      const late = await deliver(
+        stripeEvent('checkout.session.completed', { id: `cs_${unique()}`, object: 'checkout.session', payment_status: 'paid', amount_total: PRICE, currency: 'brl', payment_intent: pay.pi, metadata: { order_id: orderId } }),
+      );
+      expect(late.status).toBe(200);
+      expect(await orderRow(orderId)).toMatchObject({ status: 'refunded', refunded_cents: PRICE });
+      expect(await registrations(event.id)).toEqual([]);
+      expect((await eventsOf(t, s.tribe.id, 'order.paid')).filter((e) => e.data.orderId === orderId)).toHaveLength(1);
+    });
+
     it('never refunds more than the order amount', async () => {
       const { orderId } = await pendingEventOrder();
       const pay = await payByStripe(orderId);

@@ -79,8 +79,8 @@ declare module '../kernel/context.js' {
 
 /**
  * Marks a pending order paid, runs its item type's fulfilment, records it in the wallet's ledger and emits `order.paid`, all in `tx` (all or
- * nothing). Idempotent: an order already paid changes nothing and returns `changed: false`. An unknown order
- * is `not_found`; a failed or refunded one is `order_not_payable` (409).
+ * nothing). Idempotent: an order already paid (also one refunded since) changes nothing and returns `changed: false`.
+ * An unknown order is `not_found`; a failed one (or one refunded without a payment) is `order_not_payable` (409).
  */
 export async function markOrderPaid(
   app: AppDeps,
@@ -94,7 +94,10 @@ export async function markOrderPaid(
   if (!paid) {
     const existing = await repo.findOrder(tx, orderId);
     if (!existing) throw notFound('Order');
-    if (existing.status === 'paid') return { order: existing, changed: false };
+    // Paid before (and maybe refunded since): the payment told again changes nothing (Stripe would retry a 409 for days).
+    if (existing.status === 'paid' || (existing.paidAt && (existing.status === 'partially_refunded' || existing.status === 'refunded'))) {
+      return { order: existing, changed: false };
+    }
     throw conflict('order_not_payable', `The order is ${existing.status} and cannot be paid.`);
   }
   const fulfil = Object.hasOwn(app.fulfilments, paid.productType) ? app.fulfilments[paid.productType as ItemType] : undefined;
