@@ -196,6 +196,7 @@ export async function refundOrder(ctx: RequestContext, raw: { orderId: string; a
       throw invalid('refund_through_provider', 'This order was paid through Stripe: refund it in Stripe; its refund event updates the order.');
     }
     const left = order.amountCents - order.refundedCents;
+    if (left <= 0) throw invalid('order_not_refundable', 'Nothing is left to refund on this order.');
     const amount = input.amount ?? left;
     if (amount > left) throw invalid('amount_exceeds_refundable', `amount: at most ${left} cents are left to refund.`);
     const { order: refunded } = await applyRefund(

@@ -87,8 +87,9 @@ export async function receiveStripeRefund(app: AppDeps, event: { id: string; typ
           const refund = r as Record<string, unknown>;
           const id = str(refund.id);
           const status = STATUSES[String(refund.status ?? 'succeeded')];
-          if (!id || !status) continue;
-          await applyRefund(app, tx, order.id, { provider: 'stripe', refundId: id, amountCents: cents(refund.amount), status, reason: str(refund.reason) ?? null }, now);
+          const amount = cents(refund.amount);
+          if (!id || !status || amount === 0) continue;
+          await applyRefund(app, tx, order.id, { provider: 'stripe', refundId: id, amountCents: amount, status, reason: str(refund.reason) ?? null }, now);
         }
         await applyRefundedTotal(app, tx, order.id, cents(object.amount_refunded), `${String(object.id ?? event.id)}:${String(object.amount_refunded)}`, now);
         return;
