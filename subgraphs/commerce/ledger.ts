@@ -282,41 +282,38 @@ export async function releaseDue(tx: Executor, communityId: string, now: Date, c
   return currencies;
 }
 
-/** Records a payout request: its amount moves from the tribe's available balance to tribe_payout_requested. */
-export async function recordPayoutRequested(tx: Executor, payout: { id: string; communityId: string; currency: string; amount: number }, at: Date): Promise<Recorded> {
+type PayoutRef = { id: string; communityId: string; currency: string; amount: number };
+
+/** A payout's step: its amount moves from one tribe account to another, once per payout and step. */
+const PAYOUT_STEPS = {
+  payout_requested: ['tribe_available', 'tribe_payout_requested'],
+  payout_paid: ['tribe_payout_requested', 'tribe_paid_out'],
+  payout_rejected: ['tribe_payout_requested', 'tribe_available'],
+} as const satisfies Record<string, readonly [TribeAccount, TribeAccount]>;
+
+async function recordPayoutStep(tx: Executor, payout: PayoutRef, kind: keyof typeof PAYOUT_STEPS, at: Date): Promise<Recorded> {
+  const [from, to] = PAYOUT_STEPS[kind];
   return writeTransaction(tx, {
     communityId: payout.communityId,
-    kind: 'payout_requested',
+    kind,
     sourceId: payout.id,
     currency: payout.currency,
     payoutId: payout.id,
     grossAmount: payout.amount,
     at,
     entries: [
-      { account: 'tribe_available', amount: -payout.amount },
-      { account: 'tribe_payout_requested', amount: payout.amount },
+      { account: from, amount: -payout.amount },
+      { account: to, amount: payout.amount },
     ],
   });
 }
 
+/** Records a payout request: its amount moves from the tribe's available balance to tribe_payout_requested. */
+export function recordPayoutRequested(tx: Executor, payout: PayoutRef, at: Date): Promise<Recorded> {
+  return recordPayoutStep(tx, payout, 'payout_requested', at);
+}
+
 /** Records a payout's outcome: paid (requested → paid out) or rejected (requested → back to available). */
-export async function recordPayoutDecision(
-  tx: Executor,
-  payout: { id: string; communityId: string; currency: string; amount: number },
-  outcome: 'paid' | 'rejected',
-  at: Date,
-): Promise<Recorded> {
-  return writeTransaction(tx, {
-    communityId: payout.communityId,
-    kind: outcome === 'paid' ? 'payout_paid' : 'payout_rejected',
-    sourceId: payout.id,
-    currency: payout.currency,
-    payoutId: payout.id,
-    grossAmount: payout.amount,
-    at,
-    entries: [
-      { account: 'tribe_payout_requested', amount: -payout.amount },
-      { account: outcome === 'paid' ? 'tribe_paid_out' : 'tribe_available', amount: payout.amount },
-    ],
-  });
+export function recordPayoutDecision(tx: Executor, payout: PayoutRef, outcome: 'paid' | 'rejected', at: Date): Promise<Recorded> {
+  return recordPayoutStep(tx, payout, outcome === 'paid' ? 'payout_paid' : 'payout_rejected', at);
 }
