@@ -73,6 +73,9 @@ const slug = (text) =>
 /** docs/webhooks.md as HTML: headings get ids (GitHub's slugs, so the doc's own #links work), links to repo files become plain text. */
 function renderGuide() {
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
+  // Code blocks scroll sideways: keyboard users reach them with Tab (axe: scrollable-region-focusable).
+  const fence = md.renderer.rules.fence;
+  md.renderer.rules.fence = (...args) => fence(...args).replace(/^<pre>/, '<pre tabindex="0">');
   md.core.ruler.push('heading_ids', (state) => {
     const tokens = state.tokens;
     for (let i = 0; i < tokens.length; i++) {
@@ -131,9 +134,11 @@ export async function buildDocs() {
     assets[name] = hashed(name, bytes);
     put(assets[name], bytes);
   }
-  const css = readFileSync(`${ROOT}portal/docs/style.css`);
-  assets['style.css'] = hashed('style.css', css);
-  put(assets['style.css'], css);
+  for (const name of ['style.css', 'favicon.svg']) {
+    const bytes = readFileSync(`${ROOT}portal/docs/${name}`);
+    assets[name] = hashed(name, bytes);
+    put(assets[name], bytes);
+  }
   put('webhooks.html', renderGuide());
   put('manifest.json', JSON.stringify({ assets }, null, 2));
   // Older hashed files of earlier builds go.

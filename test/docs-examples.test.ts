@@ -62,7 +62,9 @@ const fetchAdapter = (handle: (request: Request) => Promise<Response>): RequestL
     body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
   });
   const response = await handle(request);
-  res.writeHead(response.status, Object.fromEntries(response.headers));
+  const outHeaders: Record<string, string> = {};
+  response.headers.forEach((value, name) => (outHeaders[name] = value));
+  res.writeHead(response.status, outHeaders);
   res.end(Buffer.from(await response.arrayBuffer()));
 };
 

@@ -1,4 +1,4 @@
-// /docs: the API reference. Scalar's standalone bundle (loaded just before this file) renders the service's own
+// /docs: the API reference. Scalar's standalone bundle (loaded right after this file) renders the service's own
 // /openapi.json; "Test Request" calls this origin with the key the reader pastes in its Authentication box.
 // Nothing leaves the origin: no proxy, no fonts, no telemetry, no AI agent, no MCP; the page's CSP allows only 'self'.
 
@@ -6,11 +6,32 @@ interface ScalarGlobal {
   createApiReference(target: string | Element, configuration: Record<string, unknown>): unknown;
 }
 
-const target = document.getElementById('reference');
-const scalar = (window as unknown as { Scalar?: ScalarGlobal }).Scalar;
-if (target && scalar) {
+// Zod inside Scalar probes for eval (`Function('')`) unless told to run jitless; under our CSP (no 'unsafe-eval') the
+// probe is refused and reported as a violation. Zod reads this global when it loads, so this file runs first.
+const global = globalThis as unknown as { __zod_globalConfig?: Record<string, unknown> };
+global.__zod_globalConfig = { ...global.__zod_globalConfig, jitless: true };
+
+/** Colours of the light theme darkened to WCAG AA contrast on white (axe: color-contrast). */
+const CUSTOM_CSS = `
+.light-mode {
+  --scalar-color-1: #1b1f2e !important;
+  --scalar-color-2: #4a4f5c !important;
+  --scalar-color-3: #565b68 !important;
+  --scalar-color-green: #0b6b3a !important;
+  --scalar-color-blue: #0b4fb8 !important;
+  --scalar-color-orange: #9a4a00 !important;
+  --scalar-color-yellow: #735600 !important;
+  --scalar-color-red: #b01f17 !important;
+  --scalar-color-purple: #6a3a9c !important;
+  --scalar-color-accent: #0b4fb8 !important;
+}`;
+
+function mount() {
+  const target = document.getElementById('reference');
+  const scalar = (window as unknown as { Scalar?: ScalarGlobal }).Scalar;
+  if (!target || !scalar) return;
   scalar.createApiReference(target, {
-    url: target.dataset.spec ?? '/openapi.json',
+    url: target.dataset.openapiUrl ?? '/openapi.json',
     // "Try it" calls the service that served this page, whatever host it is reached at.
     servers: [{ url: window.location.origin, description: 'This service' }],
     authentication: { preferredSecurityScheme: 'ApiKey' },
@@ -19,8 +40,17 @@ if (target && scalar) {
     telemetry: false,
     agent: { disabled: true },
     mcp: { disabled: true },
-    hideDarkModeToggle: false,
+    // One theme, checked for contrast by the browser test.
+    forceDarkModeState: 'light',
+    hideDarkModeToggle: true,
+    showDeveloperTools: 'never', // Scalar's own toolbar (configure, share, deploy to its cloud)
+    customCss: CUSTOM_CSS,
     documentDownloadType: 'json',
     defaultOpenAllTags: false,
   });
 }
+
+// Deferred scripts run in order (document.readyState 'interactive'), then DOMContentLoaded fires: by then Scalar's
+// bundle, deferred after this file, has run.
+if (document.readyState === 'complete') mount();
+else document.addEventListener('DOMContentLoaded', mount);

@@ -94,6 +94,7 @@ function page(b: Built, explorer: boolean, p: PageParts): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(p.title)}</title>
+<link rel="icon" href="${asset('favicon.svg')}" type="image/svg+xml">
 ${p.styles.map((s) => `<link rel="stylesheet" href="${asset(s)}">`).join('\n')}
 ${p.scripts.map((s) => `<script src="${asset(s)}" defer></script>`).join('\n')}
 </head>
@@ -135,10 +136,10 @@ export function docsRouter(app: AppDeps): Router {
       title: 'API reference: Tribes Platform API',
       current: 'reference',
       styles: ['style.css'],
-      scripts: ['scalar.js', 'reference.js'],
+      scripts: ['reference.js', 'scalar.js'], // ours first: it sets Zod's jitless switch before Scalar loads
       body: `<p class="portal-note">To try a request, create an API key in your tribe's console (<code>/console/&lt;handle&gt;</code>), then paste it under
 <strong>Authentication</strong> of any operation and press <strong>Test Request</strong>. Receiving events: <a href="/docs/webhooks">the webhook guide</a>.</p>
-<main id="main"><div id="reference" data-spec="/openapi.json"><noscript><p>The reference needs JavaScript. The contract itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript></div></main>`,
+<main id="main"><noscript><p>The reference needs JavaScript. The contract itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript><div id="reference" data-openapi-url="/openapi.json"></div></main>`,
     }));
   });
   r.get('/docs/webhooks', (_req, res) => {
@@ -170,7 +171,7 @@ export function graphqlExplorer(app: AppDeps): RequestHandler {
       styles: ['graphiql.css', 'style.css'],
       scripts: ['react.js', 'react-dom.js', 'graphiql.js', 'explorer.js'],
       bodyClass: 'explorer-page',
-      body: `<main id="main"><h1 class="skip">GraphQL explorer</h1><div id="graphiql" data-endpoint="/graphql"><noscript><p>GraphiQL needs JavaScript.</p></noscript></div></main>`,
+      body: `<main id="main"><h1 class="skip">GraphQL explorer</h1><noscript><p>GraphiQL needs JavaScript.</p></noscript><div id="graphiql" data-endpoint="/graphql"></div></main>`,
     }));
   };
 }
