@@ -1,6 +1,6 @@
 import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
-import { execute, visit, BREAK, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, getVariableValues, visit, BREAK, type DocumentNode, type GraphQLSchema } from 'graphql';
 
 /**
  * The direct path: a query whose query plan is ONE fetch from ONE in-process subgraph (no entity step, no
@@ -12,6 +12,7 @@ import { execute, visit, BREAK, type DocumentNode, type GraphQLSchema } from 'gr
  * hands the same parsed `DocumentNode` for the same text) take the direct path when the plan was one local fetch.
  * Everything before execution is unchanged (Apollo Server's parsing, validation, limits, input rule and operation
  * type plugins); only the executor differs. Behaviour stays the gateway's:
+ * - variables that do not coerce to the API schema's types go to the gateway, which refuses them;
  * - a result with any error is thrown away and the request is run again through the gateway, so every error,
  *   partial result and null propagation is exactly the gateway's (only queries take the direct path, so running one
  *   again writes nothing);
@@ -65,6 +66,12 @@ export function directPath(localSchemas: ReadonlyMap<string, GraphQLSchema>): Di
       const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
         const schema = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
         if (!schema || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
+        // The gateway checks the variables against the API schema first (an input type there can have fewer fields
+        // than in one subgraph): a request it would refuse goes to it.
+        const definitions = requestContext.operation.variableDefinitions;
+        if (definitions?.length && getVariableValues(requestContext.schema, definitions, requestContext.request.variables ?? {}).errors) {
+          return viaGateway(requestContext);
+        }
         const result = await execute({
           schema,
           document: requestContext.document,
