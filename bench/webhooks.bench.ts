@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { drain, fanOut, signatureHeader } from '../subgraphs/webhooks/index.js';
+import { PER_ORIGIN_CONCURRENCY } from '../subgraphs/webhooks/runtime.js';
 import { generateTestHeaders, verify, verifySignature } from '../verifier/src/index.js';
 import { BENCH_DATABASE_URL, startBenchService, type LoadResult } from './lib.js';
 
@@ -185,6 +186,9 @@ async function deliveryThroughput(): Promise<void> {
         ...generateTestHeaders({ payload, secret: created.secret, timestamp: Math.floor(Date.now() / 1000) }),
       };
       const anchor = await loadPost(target.url, payload, headers);
+      // The receiver at the worker's own concurrency (PER_ORIGIN_CONCURRENCY connections): what it takes from a
+      // client that keeps as few requests in flight as the worker does.
+      const anchorAtWorkerConcurrency = await loadPost(target.url, payload, headers, PER_ORIGIN_CONCURRENCY);
 
       const rate = sent / drainSeconds;
       console.log(`Webhook deliveries, one worker, to a local HTTPS receiver verifying each (batch ${BATCH}), ${title}`);
@@ -194,6 +198,9 @@ async function deliveryThroughput(): Promise<void> {
       );
       console.log(`  anchor  : receiver alone under autocannon (50 connections): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
       console.log(`  ratio   : ${(rate / anchor.rps).toFixed(3)}${title.includes('own process') ? ' (goal >= 0.6)' : ''}`);
+      console.log(
+        `  anchor at ${PER_ORIGIN_CONCURRENCY} connections (the worker's per-origin limit): ${anchorAtWorkerConcurrency.rps.toFixed(0)} req/s, p99 ${anchorAtWorkerConcurrency.p99} ms; ratio ${(rate / anchorAtWorkerConcurrency.rps).toFixed(3)}`,
+      );
     };
 
     await round('receiver in the bench process (shares the event loop with the worker)', rcv);
@@ -234,10 +241,10 @@ async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
   };
 }
 
-/** autocannon POSTing `payload` with `headers` for SECONDS. */
-async function loadPost(url: string, payload: string, headers: Record<string, string>): Promise<LoadResult> {
+/** autocannon POSTing `payload` with `headers` for SECONDS on `connections` connections. */
+async function loadPost(url: string, payload: string, headers: Record<string, string>, connections = 50): Promise<LoadResult> {
   const autocannon = (await import('autocannon')).default;
-  const result = await autocannon({ url, method: 'POST', body: payload, headers, connections: 50, duration: SECONDS });
+  const result = await autocannon({ url, method: 'POST', body: payload, headers, connections, duration: SECONDS });
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
 }
 
