@@ -1,9 +1,8 @@
 import type { Executor } from '../../db/src/index.js';
-import { findCommunityWith } from '../communities/index.js';
 import { type AppDeps, type RequestContext, conflict, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { orderById } from './commerce.service.js';
+import { orderById, orderEventData } from './commerce.service.js';
 import * as repo from './commerce.repository.js';
 import { recordOrderPaid } from './ledger.js';
 import type { Order } from './commerce.tables.js';
@@ -105,16 +104,7 @@ export async function markOrderPaid(
   const outcome = await fulfil(tx, paid, paidAt);
   // The wallet's ledger: the price less the platform fee to the tribe's pending balance (docs/wallet.md).
   await recordOrderPaid(tx, { orderId: paid.id }, { feeBps: app.config.wallet.platformFeeBps, holdDays: app.config.wallet.payoutHoldDays });
-  const community = await findCommunityWith(tx, paid.communityId);
-  await emitEvent(tx, paid.communityId, 'order.paid', {
-    orderId: paid.id,
-    userId: paid.buyerId,
-    amount: paid.amountCents,
-    currency: paid.currency,
-    productType: paid.productType,
-    productId: paid.productId,
-    handle: community?.handle ?? null,
-  });
+  await emitEvent(tx, paid.communityId, 'order.paid', await orderEventData(tx, paid));
   if (outcome?.refundRequired) return { order: await requestRefund(tx, paid, outcome.refundRequired, paidAt), changed: true };
   return { order: paid, changed: true };
 }

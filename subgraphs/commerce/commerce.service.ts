@@ -6,6 +6,8 @@ import {
   idLoader,
   requireScope,
 } from '../kernel/index.js';
+import type { Executor } from '../../db/src/index.js';
+import { findCommunityWith } from '../communities/index.js';
 import * as repo from './commerce.repository.js';
 import type { Order } from './commerce.tables.js';
 
@@ -19,6 +21,23 @@ export async function platformOrders(
   const communityId = requireScope(ctx, 'orders:read');
   const p = platformPaging(raw.page, raw.pageSize);
   return toPlatformPage(await repo.listOrders(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
+}
+
+/**
+ * The data of the order's webhook events (`order.paid`, and `order.refunded` with its refund fields added): identifiers,
+ * the amount in cents, and the tribe's handle, read through `tx`.
+ */
+export async function orderEventData(tx: Executor, order: Order): Promise<Record<string, unknown>> {
+  const community = await findCommunityWith(tx, order.communityId);
+  return {
+    orderId: order.id,
+    userId: order.buyerId,
+    amount: order.amountCents,
+    currency: order.currency,
+    productType: order.productType,
+    productId: order.productId,
+    handle: community?.handle ?? null,
+  };
 }
 
 /** An order by id without an access check, for entity references from other subgraphs (batched per request). */

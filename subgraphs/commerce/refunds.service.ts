@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { z } from 'zod';
 import type { Executor } from '../../db/src/index.js';
-import { findCommunityWith } from '../communities/index.js';
 import {
   type AppDeps,
   type Connection,
@@ -21,6 +20,7 @@ import {
 import { requireRole, viewerRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { findOrder } from './commerce.repository.js';
+import { orderEventData } from './commerce.service.js';
 import type { Order } from './commerce.tables.js';
 import { recordOrderRefund } from './ledger.js';
 import * as repo from './refunds.repository.js';
@@ -63,15 +63,8 @@ async function raiseRefundedTotal(app: AppDeps, tx: Executor, order: Order, cand
     const itemType = updated.productType as keyof typeof app.revocations;
     if (Object.hasOwn(app.revocations, itemType)) await app.revocations[itemType](tx, updated, at);
   }
-  const community = await findCommunityWith(tx, order.communityId);
   await emitEvent(tx, order.communityId, 'order.refunded', {
-    orderId: order.id,
-    userId: order.buyerId,
-    amount: order.amountCents,
-    currency: order.currency,
-    productType: order.productType,
-    productId: order.productId,
-    handle: community?.handle ?? null,
+    ...(await orderEventData(tx, order)),
     amountRefunded: increase,
     totalRefunded: total,
     status,
