@@ -106,10 +106,9 @@ describe('webhook verification examples (verifier/examples, shown on /docs/webho
     await db?.drop();
   });
 
-  it('type-check: express.ts with Node and Express types, fetch.ts with the DOM library only (no Node types)', () => {
-    const node = tsc('verifier/examples/tsconfig.json');
-    expect(node.output).toBe('');
-    expect(node.status).toBe(0);
+  it('type-check: fetch.ts with the DOM library only, no Node types (as on Cloudflare Workers); express.ts is in the project tsc run', () => {
+    // Both files are also type-checked by `tsc -p tsconfig.json` (npm test's first step), with Node's types, through
+    // the @svc/webhook-verifier path mapping; this run proves the Fetch example needs nothing of Node.
     const web = tsc('verifier/examples/tsconfig.fetch.json');
     expect(web.output).toBe('');
     expect(web.status).toBe(0);

@@ -96,6 +96,8 @@ describe('reference pages in a browser', () => {
     await context.addCookies([{ name: name!, value: value!, url: baseURL }]);
     await page.reload();
     await page.locator('.graphiql-container').waitFor();
+    // The default query is in the editor once CodeMirror has started (slow on a loaded machine).
+    await page.locator('.graphiql-query-editor .CodeMirror-line', { hasText: 'username' }).first().waitFor();
     const answered = page.waitForResponse((r) => r.url() === `${baseURL}/graphql` && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('username'));
     await page.getByRole('button', { name: /Execute query/i }).click();
     const res = await answered;
