@@ -4,8 +4,8 @@ import { createHmac } from 'node:crypto';
 import type { OrderRefundedData } from '../verifier/src/index.js';
 import { consumeNotifications } from '../subgraphs/engagement/index.js';
 import { drain } from '../subgraphs/webhooks/index.js';
-import { crew, markPaid, registerEndpoint, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
-import { bearer, countOf, eventsOf, gql, isolatedDatabase, movableClock, Receiver, sqlRows, startWebhookService, type TestService } from './support.js';
+import { createKey, crew, markPaid, registerEndpoint, staffedTribe, unique, UNKNOWN_ID, type Actor, type Cast } from './factory.js';
+import { bearer, countOf, eventsOf, gql, isolatedDatabase, movableClock, platformGet, Receiver, sqlRows, startWebhookService, type TestService } from './support.js';
 
 const SECRET = 'whsec_test_0123456789abcdefghijklmnopqrstuv';
 const HOUR = 3_600_000;
@@ -298,7 +298,7 @@ describe('refunds', () => {
     }
     const enrollments = (courseId: string) => countOf(t, sql`select count(*)::int as n from course_enrollments where course_id = ${courseId}`);
 
-    it('lets the owner refund part, then the rest by default: the course enrollment is taken back and the buyer may buy again', async () => {
+    it('lets the owner refund part, then the rest by default: the course enrollment is taken back, the Platform API shows each status, and the buyer may buy again', async () => {
       const { s, courseId, orderId } = await paidCourseOrder();
       expect(await enrollments(courseId)).toBe(1);
       const part = await gql(t, s.owner, Q.refund, { o: orderId, a: 990, r: 'goodwill' });
@@ -306,12 +306,18 @@ describe('refunds', () => {
       expect(part.data.refundOrder).toMatchObject({ status: 'partially_refunded', amountCents: PRICE, refundedCents: 990, refundableCents: PRICE - 990 });
       expect(part.data.refundOrder.refunds).toEqual([{ provider: 'manual', refundId: expect.stringMatching(/^mre_/), amountCents: 990, status: 'succeeded', reason: 'goodwill' }]);
       expect(await enrollments(courseId)).toBe(1);
+      // The Platform API shows the new status.
+      const key = await createKey(t, s.owner, s.tribe.handle, ['orders:read']);
+      const platformStatus = async () =>
+        ((await platformGet(t, '/v1/orders?pageSize=100', key.key)).body.data as Array<{ id: string; status: string }>).find((o) => o.id === orderId)?.status;
+      expect(await platformStatus()).toBe('partially_refunded');
 
       const rest = await gql(t, s.owner, Q.refund, { o: orderId });
       expect(rest.errors).toBeUndefined();
       expect(rest.data.refundOrder).toMatchObject({ status: 'refunded', refundedCents: PRICE, refundableCents: 0 });
       expect(rest.data.refundOrder.refunds.map((r: any) => r.amountCents)).toEqual([990, PRICE - 990]);
       expect(await enrollments(courseId)).toBe(0);
+      expect(await platformStatus()).toBe('refunded');
       expect((await refundedEvents(s.tribe.id, orderId)).map((d) => d.status)).toEqual(['partially_refunded', 'refunded']);
       // Nothing left: refunding again is refused.
       expect(reason(await gql(t, s.owner, Q.refund, { o: orderId }))).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'order_not_refundable' });
