@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { transcodePending, transcodeRuntime, type TranscodeResult } from '../subgraphs/media/index.js';
-import { type Cast, crew, staffedTribe, unique } from './factory.js';
+import { accessToken, type Cast, crew, staffedTribe, unique } from './factory.js';
 import { failure, gql, ok, sqlRows, startService, waitFor, type TestService } from './support.js';
 
 /**
@@ -287,5 +287,25 @@ describe('video lessons', () => {
     expect(set.setLessonVideo.video).toMatchObject({ mediaId: own.body.id, status: 'PROCESSING' });
     const removed = ok(await gql(t, pub.moderator, `mutation($c: ID!, $l: ID!){ setLessonVideo(courseId: $c, lessonId: $l, videoMediaId: null){ id ${LESSON_VIDEO} } }`, { c: where.courseId, l: lesson.id }));
     expect(removed.setLessonVideo.video).toBeNull();
+  }, 60_000);
+
+  it('the resource API: a lesson added with video_media_id, and the course read back with each lesson\'s video (processing, then ready with its URLs)', async () => {
+    const token = await accessToken(t, pub.moderator);
+    const auth = { authorization: `Bearer ${token}` };
+    const up = await t.api.post('/media').set(auth).field('kind', 'lesson_video').field('communityId', pub.tribe.id).attach('file', files.small, { filename: 'v.mp4', contentType: 'video/mp4' });
+    expect(up.status).toBe(201);
+    const where = await courseOf(pub);
+    const base = `/v1/communities/${pub.tribe.id}/courses/${where.courseId}`;
+    const added = await t.api.post(`${base}/modules/${where.moduleId}/lessons`).set(auth).send({ title: 'REST lesson', video_media_id: up.body.id });
+    expect(added.status).toBe(201);
+    expect(added.body.data.video).toEqual({ media_id: up.body.id, status: 'processing', hls_url: null, poster_url: null, duration_seconds: null, failure_reason: null });
+    const bad = await t.api.post(`${base}/modules/${where.moduleId}/lessons`).set(auth).send({ title: 'REST lesson', video_media_id: 'not-a-media' });
+    expect(bad.status).toBe(400);
+    await transcodeUntilDone(pub.moderator, where.courseId, added.body.data.id);
+    const read = await t.api.get(base).set(auth);
+    expect(read.status).toBe(200);
+    const lesson = read.body.data.modules[0].lessons[0];
+    expect(lesson.video).toMatchObject({ media_id: up.body.id, status: 'ready', hls_url: `/media/${up.body.id}/hls.m3u8`, poster_url: `/media/${up.body.id}/poster.jpg`, failure_reason: null });
+    expect(lesson.video.duration_seconds).toBeGreaterThan(1.9);
   }, 60_000);
 });

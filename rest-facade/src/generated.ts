@@ -130,6 +130,15 @@ export type CreateWebhookEndpointInput = {
   enabled?: boolean | null | undefined;
 };
 
+/** Where a lesson video's transcoding stands. */
+export type LessonVideoStatus =
+  /** Uploaded, queued or being transcoded. */
+  | 'PROCESSING'
+  /** hlsUrl, posterUrl and durationSeconds are set. */
+  | 'READY'
+  /** The file could not be transcoded: see failureReason. */
+  | 'FAILED';
+
 /** owner > admin > moderator > member */
 export type Role =
   | 'owner'
@@ -433,7 +442,7 @@ export type GetCourseQueryVariables = Exact<{
 }>;
 
 
-export type GetCourseQuery = { course: { id: string, title: string, description: string, accessType: string, priceCents: number, currency: string, xpReward: number, createdAt: string, updatedAt: string, community: { id: string }, createdBy: { id: string } | null, modules: Array<{ id: string, courseId: string, title: string, position: number, createdAt: string, lessons: Array<{ id: string, courseId: string, moduleId: string, title: string, content: string | null, position: number, createdAt: string }> }>, viewerEnrollment: { id: string, status: string } | null } | null };
+export type GetCourseQuery = { course: { id: string, title: string, description: string, accessType: string, priceCents: number, currency: string, xpReward: number, createdAt: string, updatedAt: string, community: { id: string }, createdBy: { id: string } | null, modules: Array<{ id: string, courseId: string, title: string, position: number, createdAt: string, lessons: Array<{ id: string, courseId: string, moduleId: string, title: string, content: string | null, position: number, createdAt: string, video: { mediaId: string, status: LessonVideoStatus, hlsUrl: string | null, posterUrl: string | null, durationSeconds: number | null, failureReason: string | null } | null }> }>, viewerEnrollment: { id: string, status: string } | null } | null };
 
 export type CreateCourseMutationVariables = Exact<{
   communityId: string | number;
@@ -460,7 +469,7 @@ export type AddLessonMutationVariables = Exact<{
 }>;
 
 
-export type AddLessonMutation = { addLesson: { id: string, courseId: string, moduleId: string, title: string, content: string | null, position: number, createdAt: string } };
+export type AddLessonMutation = { addLesson: { id: string, courseId: string, moduleId: string, title: string, content: string | null, position: number, createdAt: string, video: { mediaId: string, status: LessonVideoStatus, hlsUrl: string | null, posterUrl: string | null, durationSeconds: number | null, failureReason: string | null } | null } };
 
 export type EnrollCourseMutationVariables = Exact<{
   courseId: string | number;

@@ -31,7 +31,7 @@ type CourseProgress = CourseProgressQuery['courseProgress'];
 // ---- documents ----
 
 const COURSE = 'id community { id } title description accessType priceCents currency xpReward createdBy { id } createdAt updatedAt';
-const LESSON = 'id courseId moduleId title content position createdAt';
+const LESSON = 'id courseId moduleId title content position createdAt video { mediaId status hlsUrl posterUrl durationSeconds failureReason }';
 const MODULE = 'id courseId title position createdAt';
 const COURSE_DETAIL = `${COURSE} modules { ${MODULE} lessons { ${LESSON} } } viewerEnrollment { id status }`;
 const COURSE_ENROLLMENT = 'id course { id } user { id } status enrolledAt completedAt lastAccessedAt';
@@ -65,6 +65,20 @@ const lessonRecord = (l: Lesson) => ({
   content: l.content,
   position: l.position,
   created_at: l.createdAt,
+  // The lesson's uploaded video (docs/video.md), only on a lesson that has one (and whose content the reader may see):
+  // status processing, ready or failed; URLs once ready.
+  ...(l.video
+    ? {
+        video: {
+          media_id: l.video.mediaId,
+          status: l.video.status.toLowerCase(),
+          hls_url: l.video.hlsUrl ?? null,
+          poster_url: l.video.posterUrl ?? null,
+          duration_seconds: l.video.durationSeconds ?? null,
+          failure_reason: l.video.failureReason ?? null,
+        },
+      }
+    : {}),
 });
 
 const moduleRecord = (m: Module) => ({
@@ -141,7 +155,7 @@ export function mountCourses(c: Router, exec: RequestRunner): void {
     res.status(201).json({ data: moduleRecord(data.addCourseModule) });
   }));
   c.post('/:cid/courses/:id/modules/:mid/lessons', handle(async (req, res) => {
-    const input = pick(objectBody(req), { title: 'title', content: 'content', position: 'position' });
+    const input = pick(objectBody(req), { title: 'title', content: 'content', position: 'position', video_media_id: 'videoMediaId' });
     const vars = { courseId: String(req.params.id), moduleId: String(req.params.mid), communityId: String(req.params.cid), input };
     res.status(201).json({ data: lessonRecord((await exec(req, CourseDocs.addLesson, vars)).addLesson) });
   }));
