@@ -24,7 +24,7 @@ process.on('message', async (message: { type: string }) => {
     gc();
     gc();
     const after = process.memoryUsage();
-    process.send!({ type: 'stats', rss, rssAfterGc: after.rss, heapUsed: after.heapUsed, external: after.external });
+    process.send!({ type: 'stats', rss, rssAfterGc: after.rss, heapUsed: after.heapUsed, heapTotal: after.heapTotal, external: after.external });
   } else if (message.type === 'stop') {
     await service.stop();
     process.exit(0);

@@ -18,6 +18,7 @@ interface Stats {
   rss: number;
   rssAfterGc: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
 }
 
@@ -113,10 +114,10 @@ export default async function memoryBench(): Promise<void> {
     console.log(`Memory: the service in its own process, ${TOTAL} requests of the mix (posts list, members, leaderboard, homeFeed), ${CONNECTIONS} connections`);
     console.log(`  load    : first ${FIRST}: ${first.rps.toFixed(0)} req/s (non-2xx ${first.non2xx}, errors ${first.errors}); next ${TOTAL - FIRST}: ${rest.rps.toFixed(0)} req/s (non-2xx ${rest.non2xx}, errors ${rest.errors})`);
     console.log(`  start   : RSS ${mb(start.rss)}, after GC ${mb(start.rssAfterGc)}, heap used ${mb(start.heapUsed)}`);
-    console.log(`  anchor  : after ${FIRST}: RSS ${mb(at10k.rss)}, after GC ${mb(at10k.rssAfterGc)}, heap used ${mb(at10k.heapUsed)}, external ${mb(at10k.external)}`);
-    console.log(`  subject : after ${TOTAL}: RSS ${mb(at100k.rss)}, after GC ${mb(at100k.rssAfterGc)}, heap used ${mb(at100k.heapUsed)}, external ${mb(at100k.external)}`);
+    console.log(`  anchor  : after ${FIRST}: RSS ${mb(at10k.rss)}, after GC ${mb(at10k.rssAfterGc)}, heap used ${mb(at10k.heapUsed)} of ${mb(at10k.heapTotal)}, external ${mb(at10k.external)}`);
+    console.log(`  subject : after ${TOTAL}: RSS ${mb(at100k.rss)}, after GC ${mb(at100k.rssAfterGc)}, heap used ${mb(at100k.heapUsed)} of ${mb(at100k.heapTotal)}, external ${mb(at100k.external)}`);
     console.log(
-      `  ratio   : RSS ${ratio(at100k.rss, at10k.rss)}, RSS after GC ${ratio(at100k.rssAfterGc, at10k.rssAfterGc)}, heap used ${ratio(at100k.heapUsed, at10k.heapUsed)} (goal <= 1.10)`,
+      `  ratio   : RSS ${ratio(at100k.rss, at10k.rss)}, RSS after GC ${ratio(at100k.rssAfterGc, at10k.rssAfterGc)}, heap used ${ratio(at100k.heapUsed, at10k.heapUsed)}, heap total ${ratio(at100k.heapTotal, at10k.heapTotal)} (goal <= 1.10)`,
     );
   } finally {
     await pool.end();
