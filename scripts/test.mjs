@@ -39,6 +39,14 @@ if (typecheck.status !== 0 || typecheckVerifier.status !== 0) {
   process.exit(1);
 }
 
+// The reference pages' assets (dist/portal/docs/): any test that opens /docs or a browser's GET /graphql needs them.
+const docs = spawnSync('node', ['scripts/build-docs.mjs'], { stdio: 'inherit', env: { ...env, NODE_OPTIONS: '' } });
+if (docs.status !== 0) {
+  console.log('0 passed, 1 failed');
+  console.error('Building the docs assets failed.');
+  process.exit(1);
+}
+
 const prepare = spawnSync('node', ['--import', 'tsx', 'scripts/prepare-test-db.ts'], { stdio: 'inherit', env });
 if (prepare.status !== 0) {
   console.log('0 passed, 1 failed');
