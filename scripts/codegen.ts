@@ -77,7 +77,11 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     PlatformStats: './admin.service.js#PlatformStats',
     PlatformAuditEntry: './admin.tables.js#PlatformAuditRow',
   },
-  webhooks: { WebhookEndpoint: './webhooks.tables.js#WebhookEndpoint', WebhookTestResult: './webhooks.service.js#PingOutcome' },
+  webhooks: {
+    WebhookEndpoint: './webhooks.tables.js#WebhookEndpoint',
+    WebhookDelivery: './webhooks.tables.js#WebhookDelivery',
+    WebhookTestResult: './webhooks.service.js#PingOutcome',
+  },
   wins: { Win: './wins.tables.js#Win' },
 };
 

@@ -308,6 +308,7 @@ describe('webhook endpoints', () => {
             nextAttemptAt: '2030-01-03T00:00:00.000Z',
             deliveredAt: null,
             createdAt: '2030-01-03T00:00:00.000Z',
+            body: JSON.stringify({ id: ids[2] }),
           },
           expect.objectContaining({ id: ids[1] }),
         ],

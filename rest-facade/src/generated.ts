@@ -608,7 +608,7 @@ export type TestWebhookEndpointMutationVariables = Exact<{
 }>;
 
 
-export type TestWebhookEndpointMutation = { testWebhookEndpoint: { ok: boolean, statusCode: number | null, responseTimeMs: number, error: string | null, delivery: { id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string } | null } };
+export type TestWebhookEndpointMutation = { testWebhookEndpoint: { ok: boolean, statusCode: number | null, responseTimeMs: number, error: string | null, delivery: { id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string, body: string } | null } };
 
 export type WebhookDeliveriesQueryVariables = Exact<{
   communityId?: string | number | null | undefined;
@@ -619,7 +619,7 @@ export type WebhookDeliveriesQueryVariables = Exact<{
 }>;
 
 
-export type WebhookDeliveriesQuery = { webhookDeliveries: { page: number, perPage: number, hasMore: boolean, items: Array<{ id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string }> } };
+export type WebhookDeliveriesQuery = { webhookDeliveries: { page: number, perPage: number, hasMore: boolean, items: Array<{ id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string, body: string }> } };
 
 export type ResendWebhookDeliveryMutationVariables = Exact<{
   communityId?: string | number | null | undefined;
@@ -629,7 +629,7 @@ export type ResendWebhookDeliveryMutationVariables = Exact<{
 }>;
 
 
-export type ResendWebhookDeliveryMutation = { resendWebhookDelivery: { id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string } };
+export type ResendWebhookDeliveryMutation = { resendWebhookDelivery: { id: string, endpointId: string, event: string, status: string, attempts: number, responseStatus: number | null, responseTimeMs: number | null, lastError: string | null, nextAttemptAt: string | null, deliveredAt: string | null, createdAt: string, body: string } };
 
 /** Result and variables of every fixed document of the REST facade, by operation name. */
 export interface RestOperations {

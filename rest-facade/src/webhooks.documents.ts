@@ -3,7 +3,7 @@
 import { restDocument } from './typed-document.js';
 
 const ENDPOINT = 'id community { id } url events description enabled secret createdAt updatedAt';
-const DELIVERY = 'id endpointId event status attempts responseStatus responseTimeMs lastError nextAttemptAt deliveredAt createdAt';
+const DELIVERY = 'id endpointId event status attempts responseStatus responseTimeMs lastError nextAttemptAt deliveredAt createdAt body';
 const TRIBE_VARS = '$communityId: ID, $handle: String';
 const TRIBE_ARGS = 'communityId: $communityId, handle: $handle';
 

@@ -25,6 +25,10 @@ export const resolvers: Resolvers = {
   WebhookEndpoint: {
     community: (e) => ref('Community', e.communityId),
   },
+  WebhookDelivery: {
+    // The stored payload, as sent: read with the row (no query of its own).
+    body: (d) => d.payload,
+  },
   WebhookTestResult: {
     statusCode: (r) => r.status,
     responseTimeMs: (r) => r.timeMs,

@@ -24,7 +24,10 @@ export const endpointBody = (e: EndpointFields) => ({
   updatedAt: e.updatedAt,
 });
 
-/** A delivery log row (spec 2.4a) plus the duration of the last attempt. */
+/**
+ * A delivery log row (spec 2.4a) plus the duration of the last attempt and `body`: the exact JSON text POSTed to the
+ * receiver (the same on every attempt), for the console's log.
+ */
 export const deliveryRecord = (d: DeliveryFields) => ({
   id: d.id,
   event: d.event,
@@ -36,6 +39,7 @@ export const deliveryRecord = (d: DeliveryFields) => ({
   nextAttemptAt: d.nextAttemptAt,
   deliveredAt: d.deliveredAt,
   createdAt: d.createdAt,
+  body: d.body,
 });
 
 const FIELDS = { url: 'url', events: 'events', description: 'description', enabled: 'enabled' };
