@@ -190,6 +190,41 @@ describe('webhook delivery', () => {
       expect(await drain(t.deps)).toMatchObject({ attempted: 0 }); // never sent again
     });
 
+    it('shows in the delivery log the body the receiver received, byte for byte, to the owner but not to a member or the owner of another tribe (REST and GraphQL)', async () => {
+      const r = await receiver();
+      const { tribe, endpoint } = await tribeWithEndpoint(r);
+      await someoneJoins(tribe.handle);
+      expect(await drain(t.deps)).toMatchObject({ attempted: 1, succeeded: 1 });
+      expect(r.received).toHaveLength(1);
+      const sent = r.received[0].rawBody;
+
+      const log = await t.api.get(`${webhooksPath(tribe.handle)}/${endpoint.id}/deliveries`).set('cookie', owner.cookie);
+      expect(log.status).toBe(200);
+      expect(log.body.deliveries).toHaveLength(1);
+      const [row] = log.body.deliveries;
+      expect(row).toMatchObject({ event: 'member.joined', status: 'success', attempts: 1, responseStatus: 200, lastError: null });
+      expect(row.responseTimeMs).toEqual(expect.any(Number));
+      expect(row.body).toBe(sent);
+      expect(JSON.parse(row.body)).toMatchObject({ id: row.id, type: 'member.joined' });
+
+      const query = 'query($h: String, $e: ID!){ webhookDeliveries(handle: $h, endpointId: $e){ items { id body } } }';
+      const out = await gql(t, owner, query, { h: tribe.handle, e: endpoint.id });
+      expect(out).toEqual({ data: { webhookDeliveries: { items: [{ id: row.id, body: sent }] } } });
+
+      // Nobody else reads it: a member of the tribe, or the owner of another tribe.
+      const member = await someoneJoins(tribe.handle);
+      const stranger = await signupUser(t);
+      await createTribe(t, stranger);
+      for (const user of [member, stranger]) {
+        const res = await t.api.get(`${webhooksPath(tribe.handle)}/${endpoint.id}/deliveries`).set('cookie', user.cookie);
+        expect(res.status).toBe(403);
+        expect(JSON.stringify(res.body)).not.toContain(row.id);
+        const denied = await gql(t, user, query, { h: tribe.handle, e: endpoint.id });
+        expect(denied.data ?? null).toBeNull();
+        expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      }
+    });
+
     it('reaches a receiver named by an allow-listed host name through the dial-time lookup', async () => {
       const r = await receiver();
       const { tribe, endpoint } = await tribeWithEndpoint(r, { url: r.url('/hooks', 'localhost') });
@@ -540,6 +575,7 @@ describe('webhook delivery', () => {
       expect(r.events).toEqual([{ id: res.body.delivery.id, type: 'ping', created: clock.seconds, data: { message: PING_MESSAGE } }]);
       expect(r.received[0].headers['x-svc-event']).toBe('ping');
       expect(res.body.delivery).toMatchObject({ event: 'ping', status: 'success', attempts: 1, responseStatus: 202 });
+      expect(res.body.delivery.body).toBe(r.received[0].rawBody);
 
       const log = await t.api.get(`${webhooksPath(tribe.handle)}/${endpoint.id}/deliveries`).set('cookie', owner.cookie);
       expect(log.body.deliveries.map((d: { id: string }) => d.id)).toEqual([res.body.delivery.id]);
