@@ -17,6 +17,7 @@ import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
 import { docsRouter, graphqlExplorer } from './portal/docs.js';
 import { consoleRouter } from './portal/console.js';
+import { RESOURCE_OPENAPI } from './resource/openapi.js';
 import { resourceErrors, resourceRouter } from './resource/router.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -32,6 +33,8 @@ const RESOURCE_PATH = /^\/(auth|communities)(\/|$)/;
 
 /** The Platform API contract (OpenAPI 3.1), served as committed. */
 const OPENAPI = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
+/** The resource API's document (OpenAPI 3.1, rest-facade/src/resource/openapi.ts). */
+const RESOURCE_OPENAPI_JSON = JSON.stringify(RESOURCE_OPENAPI);
 
 const closers = new WeakMap<Express, () => Promise<void>>();
 
@@ -67,6 +70,9 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
 
   http.get('/openapi.json', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(OPENAPI); // public, changes only with a deploy
+  });
+  http.get('/openapi/resource.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(RESOURCE_OPENAPI_JSON);
   });
 
   // Uploads and media files (streamed multipart, before any body parser): /media for the web app (flat errors), and
