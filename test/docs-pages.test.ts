@@ -55,13 +55,24 @@ describe('reference pages (issue 16)', () => {
     const res = await t.api.get('/docs').set('accept', 'text/html');
     expectPage(res, APP_CSP);
     expect(res.headers['cache-control']).toBe('no-cache');
-    expect(res.text).toContain('<div id="reference" data-openapi-url="/openapi.json">');
+    // Both documents: the Platform API's and the resource API's (Scalar shows one at a time, with a picker).
+    expect(res.text).toContain('<div id="reference" data-openapi-url="/openapi.json" data-resource-openapi-url="/openapi/resource.json">');
     expect(res.text).toMatch(/<title>API reference: Tribes Platform API<\/title>/);
     const order = scripts(res.text).map((a) => /\/docs\/assets\/([a-z-]+)\./.exec(a)?.[1]);
     expect(order).toEqual(['reference', 'scalar']); // deferred, run in this order: ours sets Zod's jitless switch first
     expect(res.text).toContain('<a href="/docs/webhooks">');
     expect(res.text).toContain('<a href="/graphql">GraphQL explorer</a>');
     expect((await t.api.get('/docs/')).status).toBe(200);
+  });
+
+  it('GET /docs configures Scalar with both sources: the Platform API and the resource API (Bearer JWT)', async () => {
+    const docs = (await t.api.get('/docs')).text;
+    const script = await t.api.get(assetOf(docs, 'reference')!);
+    expect(script.status).toBe(200);
+    for (const text of ['Platform API', 'Resource API', 'resourceOpenapiUrl', '/openapi/resource.json', 'BearerAuth', 'ApiKey']) expect(script.text).toContain(text);
+    const resource = await t.api.get('/openapi/resource.json');
+    expect(resource.status).toBe(200);
+    expect(resource.body.components.securitySchemes.BearerAuth.scheme).toBe('bearer');
   });
 
   it('the contract carries the sections the reference shows: authentication, paging, rate limit, errors', async () => {

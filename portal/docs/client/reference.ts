@@ -1,9 +1,10 @@
 // /docs: the API reference. Scalar's standalone bundle (loaded right after this file) renders the service's own
-// /openapi.json; "Test Request" calls this origin with the key the reader pastes in its Authentication box.
+// /openapi.json (Platform API) and /openapi/resource.json (resource API), one picked at a time; "Test Request" calls
+// this origin with the key (or access token) the reader pastes in its Authentication box.
 // Nothing leaves the origin: no proxy, no fonts, no telemetry, no AI agent, no MCP; the page's CSP allows only 'self'.
 
 interface ScalarGlobal {
-  createApiReference(target: string | Element, configuration: Record<string, unknown>): unknown;
+  createApiReference(target: string | Element, configuration: Record<string, unknown> | Array<Record<string, unknown>>): unknown;
 }
 
 // Zod inside Scalar probes for eval (`Function('')`) unless told to run jitless; under our CSP (no 'unsafe-eval') the
@@ -30,11 +31,11 @@ function mount() {
   const target = document.getElementById('reference');
   const scalar = (window as unknown as { Scalar?: ScalarGlobal }).Scalar;
   if (!target || !scalar) return;
-  scalar.createApiReference(target, {
-    url: target.dataset.openapiUrl ?? '/openapi.json',
+  // Shared by both documents; each document then gets its own title, slug, URL and preferred security scheme
+  // (an array of configurations: Scalar shows a document picker, one reference per document).
+  const shared = {
     // "Try it" calls the service that served this page, whatever host it is reached at.
     servers: [{ url: window.location.origin, description: 'This service' }],
-    authentication: { preferredSecurityScheme: 'ApiKey' },
     persistAuth: false,
     withDefaultFonts: false,
     telemetry: false,
@@ -47,7 +48,24 @@ function mount() {
     customCss: CUSTOM_CSS,
     documentDownloadType: 'json',
     defaultOpenAllTags: false,
-  });
+  };
+  scalar.createApiReference(target, [
+    {
+      ...shared,
+      title: 'Platform API',
+      slug: 'platform-api',
+      url: target.dataset.openapiUrl ?? '/openapi.json',
+      authentication: { preferredSecurityScheme: 'ApiKey' },
+      default: true,
+    },
+    {
+      ...shared,
+      title: 'Resource API',
+      slug: 'resource-api',
+      url: target.dataset.resourceOpenapiUrl ?? '/openapi/resource.json',
+      authentication: { preferredSecurityScheme: 'BearerAuth' },
+    },
+  ]);
 }
 
 // Deferred scripts run in order (document.readyState 'interactive'), then DOMContentLoaded fires: by then Scalar's

@@ -4,7 +4,7 @@ import { Router, type RequestHandler, type Response } from 'express';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 
 /**
- * The reference pages (issue 16): `GET /docs` (the API reference, Scalar over `/openapi.json`), `GET /docs/webhooks`
+ * The reference pages (issue 16): `GET /docs` (the API reference, Scalar over `/openapi.json` and `/openapi/resource.json`), `GET /docs/webhooks`
  * (the webhook guide and verification examples), GraphiQL at `GET /graphql` for a browser, and their assets at
  * `/docs/assets/<name>.<hash>.<ext>`. Every asset comes from npm and is built into dist/portal/docs/ by
  * `npm run build` (scripts/build-docs.mjs): nothing is loaded from another origin.
@@ -137,9 +137,9 @@ export function docsRouter(app: AppDeps): Router {
       current: 'reference',
       styles: ['style.css'],
       scripts: ['reference.js', 'scalar.js'], // ours first: it sets Zod's jitless switch before Scalar loads
-      body: `<p class="portal-note">To try a request, create an API key in your tribe's console (<code>/console/&lt;handle&gt;</code>), then paste it under
-<strong>Authentication</strong> of any operation and press <strong>Test Request</strong>. Receiving events: <a href="/docs/webhooks">the webhook guide</a>.</p>
-<main id="main"><noscript><p>The reference needs JavaScript. The contract itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript><div id="reference" data-openapi-url="/openapi.json"></div></main>`,
+      body: `<p class="portal-note">To try a Platform API request, create an API key in your tribe's console (<code>/console/&lt;handle&gt;</code>), then paste it under
+<strong>Authentication</strong> of any operation and press <strong>Test Request</strong>. For the resource API (pick it at the top of the reference), paste the <code>access_token</code> of <code>POST /v1/auth/login</code> instead. Receiving events: <a href="/docs/webhooks">the webhook guide</a>.</p>
+<main id="main"><noscript><p>The reference needs JavaScript. The contracts themselves are at <a href="/openapi.json">/openapi.json</a> (Platform API) and <a href="/openapi/resource.json">/openapi/resource.json</a> (resource API).</p></noscript><div id="reference" data-openapi-url="/openapi.json" data-resource-openapi-url="/openapi/resource.json"></div></main>`,
     }));
   });
   r.get('/docs/webhooks', (_req, res) => {
