@@ -193,7 +193,7 @@ describe('creator console in a browser', () => {
     clean();
   });
 
-  it('delivery log: a delivery that failed (receiver 500) is found by the filters, resent from the console and succeeds', async () => {
+  it('delivery log: a delivery that failed (receiver 500) is found by the filters, shows the body the receiver got, is resent from the console and succeeds', async () => {
     receiver.behaviour = answer(500);
     await join(t, await signupUser(t), myHandle); // member.joined
     for (let n = 0; n < MAX_ATTEMPTS; n += 1) {
@@ -218,8 +218,14 @@ describe('creator console in a browser', () => {
       '500',
       expect.stringMatching(/^\d+ ms$/),
       'HTTP 500',
+      expect.stringMatching(/^Body of delivery /),
       expect.stringContaining('Resend'),
     ]);
+    // The body as the receiver got it, shown (as text) once "Body" is opened.
+    await failed.locator('summary', { hasText: 'Body' }).click();
+    const body = failed.locator('pre.body');
+    await body.waitFor(); // visible
+    expect(await body.innerText()).toBe(receiver.received.at(-1)!.rawBody);
     await page.getByLabel('Status', { exact: true }).selectOption('');
     await page.getByLabel('Event', { exact: true }).selectOption('ping');
     await expect(rows.count()).resolves.toBe(1);

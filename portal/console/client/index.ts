@@ -30,6 +30,8 @@ interface Delivery {
   nextAttemptAt: string | null;
   deliveredAt: string | null;
   createdAt: string;
+  /** The exact JSON text POSTed to the receiver (the same on every attempt). */
+  body: string;
 }
 
 class ApiError extends Error {
@@ -364,15 +366,27 @@ function renderLog() {
       el('td', {}, d.responseStatus === null ? '—' : String(d.responseStatus)),
       el('td', {}, d.responseTimeMs === null ? '—' : `${d.responseTimeMs} ms`),
       el('td', {}, d.lastError ?? ''),
+      el('td', {}, bodyOf(d)),
       el('td', {}, d.status === 'failed' ? resendButton(d) : null, detailsOf(d)),
     ),
   );
   const empty = deliveries.length ? 'No delivery matches the filters.' : 'No deliveries yet.';
-  $('log-table').querySelector('tbody')!.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '8' }, empty))]));
+  $('log-table').querySelector('tbody')!.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '9' }, empty))]));
+}
+
+/** The body as the receiver got it, byte for byte (text, never markup), folded under "Body". */
+function bodyOf(d: Delivery) {
+  return el(
+    'details',
+    {},
+    el('summary', {}, 'Body', el('span', { class: 'sr-only' }, ` of delivery ${d.id}`)),
+    el('pre', { class: 'body' }, d.body),
+  );
 }
 
 function detailsOf(d: Delivery) {
-  const record = JSON.stringify(d, null, 2);
+  const { body: _body, ...rest } = d;
+  const record = JSON.stringify(rest, null, 2);
   return el('details', {}, el('summary', {}, el('span', { class: 'sr-only' }, `Delivery ${d.id} `), 'Details'), el('pre', {}, record));
 }
 

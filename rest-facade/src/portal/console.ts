@@ -151,7 +151,7 @@ const consolePage = (handle: string) =>
 </div>
 <table id="log-table">
 <caption class="sr-only">Deliveries, newest first</caption>
-<thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Time</th><th scope="col">Last error</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Time</th><th scope="col">Last error</th><th scope="col">Body</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
 <tbody></tbody>
 </table>
 <p><button type="button" id="log-more" hidden>Load older deliveries</button></p>
