@@ -1,4 +1,4 @@
-// The reference pages (issue 16) in a real browser: /docs (Scalar over /openapi.json), /docs/webhooks and the
+// The reference pages (issue 16) in a real browser: /docs (Scalar over /openapi.json and /openapi/resource.json), /docs/webhooks and the
 // GraphiQL explorer at /graphql, served by the real service on a port, offline (every request stays on the origin).
 // Each page: rendered, no console error, no CSP violation, axe without serious or critical violations, a screenshot
 // under test-artifacts/screenshots/. /docs "try it": a key pasted in the Authentication box calls GET /v1/me on this
@@ -73,6 +73,26 @@ describe('reference pages in a browser', () => {
     expect(res.request().headers()['authorization']).toBe(`Bearer ${key}`);
     await page.getByText(handle).first().waitFor();
     await screenshot(page, 'docs-2-try-it');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('/docs, resource API: its reference renders and "Test Request" sends the pasted access token (Bearer JWT)', async () => {
+    const login = await t.api.post('/v1/auth/login').send({ email: owner.email, password: owner.password });
+    const token = login.body.data.access_token as string;
+    const { page, problems, context } = await open('/docs?api=resource-api'); // Scalar's document picker, by slug
+    await page.getByRole('heading', { level: 1, name: 'Tribes resource API' }).waitFor();
+    await expect(page.getByRole('heading', { name: 'Errors', exact: true }).first().isVisible()).resolves.toBe(true);
+    await checked(page, problems, 'docs-5-resource-api');
+    await page.getByLabel('Bearer Token').first().fill(token);
+    await page.getByText('The signed-in user').first().click();
+    await page.getByRole('button', { name: /Test Request.*get \/v1\/auth\/me/i }).click();
+    const answered = page.waitForResponse((r) => r.url() === `${baseURL}/v1/auth/me`);
+    await page.getByRole('button', { name: /^Send/ }).first().click();
+    const res = await answered;
+    expect(res.status()).toBe(200);
+    expect(res.request().headers()['authorization']).toBe(`Bearer ${token}`);
+    await page.getByText(owner.email).first().waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });

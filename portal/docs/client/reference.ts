@@ -27,10 +27,23 @@ const CUSTOM_CSS = `
   --scalar-color-accent: #0b4fb8 !important;
 }`;
 
+/**
+ * Scalar's copy buttons on code examples (`button.scalar-code-copy`) have their only label inside an aria-hidden
+ * element, so a screen reader hears a nameless button (axe: button-name, critical). Name them.
+ */
+function nameCopyButtons(container: Element) {
+  const patch = () => {
+    container.querySelectorAll('button.scalar-code-copy:not([aria-label])').forEach((button) => button.setAttribute('aria-label', 'Copy code'));
+  };
+  patch();
+  new MutationObserver(patch).observe(container, { childList: true, subtree: true });
+}
+
 function mount() {
   const target = document.getElementById('reference');
   const scalar = (window as unknown as { Scalar?: ScalarGlobal }).Scalar;
   if (!target || !scalar) return;
+  nameCopyButtons(document.body);
   // Shared by both documents; each document then gets its own title, slug, URL and preferred security scheme
   // (an array of configurations: Scalar shows a document picker, one reference per document).
   const shared = {
