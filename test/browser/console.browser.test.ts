@@ -144,11 +144,12 @@ describe('creator console in a browser', () => {
     // Scalar's "try it" on GET /v1/me, with the key pasted in its Token field: the browser calls the Platform API.
     const docs = await newPage(browser, { baseURL });
     docs.context.setDefaultTimeout(20_000); // Scalar is a large bundle
-    await docs.page.goto('/docs#tag/key/GET/v1/me');
-    await docs.page.getByPlaceholder('Token').first().fill(copiedKey);
-    await docs.page.getByRole('button', { name: /Test Request/ }).first().click();
-    const tried = docs.page.waitForResponse((r) => r.url().endsWith('/v1/me'));
-    await docs.page.getByRole('button', { name: /^Send Request/ }).click();
+    await docs.page.goto('/docs');
+    await docs.page.getByLabel('Bearer Token').first().fill(copiedKey);
+    await docs.page.getByText('The API key making the request').first().click();
+    await docs.page.getByRole('button', { name: /Test Request.*get \/v1\/me/i }).click();
+    const tried = docs.page.waitForResponse((r) => r.url() === `${baseURL}/v1/me`);
+    await docs.page.getByRole('button', { name: /^Send/ }).first().click();
     const answer_ = await tried;
     expect(answer_.request().headers().authorization).toBe(`Bearer ${copiedKey}`);
     expect(answer_.status()).toBe(200);
