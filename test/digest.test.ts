@@ -8,7 +8,7 @@ import { consumeNotifications } from '../subgraphs/engagement/index.js';
 import { sendQueuedMail } from '../subgraphs/mail/index.js';
 import { createPost, createTribe, join, signupUser, type TestUser } from './factory.js';
 import { SmtpSink, type ReceivedMail } from './smtp.js';
-import { gql, movableClock, ok, startService, type TestService } from './support.js';
+import { gql, isolatedDatabase, movableClock, ok, startService, type TestService } from './support.js';
 
 const PUBLIC_URL = 'https://tribes.example';
 const Q = {
@@ -33,15 +33,20 @@ const kindLink = (mail: ReceivedMail, label: string) => {
 describe('email digest', () => {
   let t: TestService;
   let sink: SmtpSink;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   const clock = movableClock();
 
   beforeAll(async () => {
     sink = await new SmtpSink().start();
-    t = await startService({ SMTP_URL: sink.url, PUBLIC_URL }, clock.now);
-  });
+    // A database of the file's own: the digest and the mail sender take every user and queued mail of the database, so
+    // what the files that ran before left there must not decide which mails one run sends.
+    db = await isolatedDatabase();
+    t = await startService({ ...(db.url ? { DATABASE_URL: db.url } : {}), SMTP_URL: sink.url, PUBLIC_URL }, clock.now);
+  }, 120_000);
   afterAll(async () => {
     await t?.stop();
     await sink?.stop();
+    await db?.drop();
   });
 
   /** The digest job, then the mail sender: what `user` received from this run. */

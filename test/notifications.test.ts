@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { consumeNotifications, consumeOutbox, runFanouts, setEmailPreference, unreadForEmailDigest } from '../subgraphs/engagement/index.js';
 import { createPost, createTribe, crew, join, refreshToken, setRole, signupUser, staffedTribe, unique, UNKNOWN_ID, type TestUser } from './factory.js';
 import { JOB_EVENT_REMINDERS, JOB_NOTIFICATIONS_CONSUME } from '../jobs/src/worker.js';
-import { bearer, countOf, failure, gql, movableClock, ok, sqlRows, startService, waitFor, type TestService } from './support.js';
+import { bearer, countOf, failure, gql, isolatedDatabase, movableClock, ok, sqlRows, startService, waitFor, type TestService } from './support.js';
 
 const NODE = 'id kind read createdAt updatedAt community { id } actors { id } actorCount text postId post { id } commentId eventId winId courseId conversationId reaction role';
 const Q = {
@@ -53,11 +53,19 @@ describe('notifications', () => {
     return { owner, member, member2, member3, tribe, post: post.id };
   };
 
+  // A database of the file's own: the consumer, the fan-outs and the reminder job take every pending row of the database,
+  // so a backlog left by the files that ran before (and the order Jest picks) must not decide how long they take.
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let own: Record<string, string> = {};
+
   beforeAll(async () => {
-    t = await startService({}, clock.now);
+    db = await isolatedDatabase();
+    own = db.url ? { DATABASE_URL: db.url } : {};
+    t = await startService(own, clock.now);
   }, 120_000); // on PGlite the migrations alone take seconds, more on a busy machine
   afterAll(async () => {
-    await t.stop();
+    await t?.stop();
+    await db?.drop();
   });
 
   describe('sign-in', () => {
@@ -463,7 +471,7 @@ describe('notifications', () => {
   describe('the Agenda worker', () => {
     it('runs notifications.consume and notifications.event_reminders as repeating jobs: a new event and its reminder arrive by themselves', async () => {
       const worker = await startService(
-        { WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '2000', WEBHOOK_TIMEOUT_MS: '1000', NOTIFICATIONS_INTERVAL_MS: '200', EVENT_REMINDER_INTERVAL_MS: '200' },
+        { ...own, WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '2000', WEBHOOK_TIMEOUT_MS: '1000', NOTIFICATIONS_INTERVAL_MS: '200', EVENT_REMINDER_INTERVAL_MS: '200' },
         clock.now,
       );
       try {
