@@ -23,12 +23,8 @@ export async function platformOrders(
   return toPlatformPage(await repo.listOrders(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
 }
 
-/**
- * The data of the order's webhook events (`order.paid`, and `order.refunded` with its refund fields added): identifiers,
- * the amount in cents, and the tribe's handle, read through `tx`.
- */
-export async function orderEventData(tx: Executor, order: Order): Promise<Record<string, unknown>> {
-  const community = await findCommunityWith(tx, order.communityId);
+/** What every event about an order carries: its identifiers, buyer, product and amount in cents. */
+export function orderFields(order: Order): Record<string, unknown> {
   return {
     orderId: order.id,
     userId: order.buyerId,
@@ -36,8 +32,16 @@ export async function orderEventData(tx: Executor, order: Order): Promise<Record
     currency: order.currency,
     productType: order.productType,
     productId: order.productId,
-    handle: community?.handle ?? null,
   };
+}
+
+/**
+ * The data of the order's webhook events (`order.paid`, and `order.refunded` with its refund fields added): the
+ * order's fields and the tribe's handle, read through `tx`.
+ */
+export async function orderEventData(tx: Executor, order: Order): Promise<Record<string, unknown>> {
+  const community = await findCommunityWith(tx, order.communityId);
+  return { ...orderFields(order), handle: community?.handle ?? null };
 }
 
 /** An order by id without an access check, for entity references from other subgraphs (batched per request). */

@@ -20,7 +20,7 @@ import {
 import { requireRole, viewerRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { findOrder } from './commerce.repository.js';
-import { orderEventData } from './commerce.service.js';
+import { orderEventData, orderFields } from './commerce.service.js';
 import type { Order } from './commerce.tables.js';
 import { recordOrderRefund } from './ledger.js';
 import * as repo from './refunds.repository.js';
@@ -129,15 +129,7 @@ export async function applyRefundedTotal(app: AppDeps, tx: Executor, orderId: st
  */
 export async function requestRefund(tx: Executor, order: Order, reason: string, at: Date): Promise<Order> {
   const marked = await repo.setRefundRequest(tx, order.id, reason, at);
-  await emitEvent(tx, order.communityId, 'order.refund_required', {
-    orderId: order.id,
-    userId: order.buyerId,
-    amount: order.amountCents,
-    currency: order.currency,
-    productType: order.productType,
-    productId: order.productId,
-    reason,
-  });
+  await emitEvent(tx, order.communityId, 'order.refund_required', { ...orderFields(order), reason });
   return marked;
 }
 
