@@ -66,6 +66,12 @@ export async function bareServer(handler: (url: URL) => Promise<unknown>): Promi
   };
 }
 
+/** How the service's gateway ran queries so far: on one subgraph's schema, as a local plan, or through the gateway again. */
+export function executionPaths(service: Service): string {
+  const { direct, local, fallback } = service.graph.direct;
+  return `  execution: ${direct} direct on one subgraph, ${local} local plans, ${fallback} run again through the gateway`;
+}
+
 /** Prints a figure beside its anchor as a ratio. */
 export function report(name: string, subject: LoadResult, anchor: LoadResult, goal?: number): void {
   const ratio = subject.rps / anchor.rps;

@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -74,6 +74,7 @@ export default async function postsBench(): Promise<void> {
 
     report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.5);
     console.log(`  SQL statements per list request: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
+    console.log(executionPaths(service));
   } finally {
     await pool.end();
     await service.stop();

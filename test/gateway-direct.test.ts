@@ -12,6 +12,12 @@ import { startService, type TestService } from './support.js';
 const LIST = 'query List($c: ID!){ posts(communityId: $c, perPage: 5){ items { id body community { id } createdAt } page perPage hasMore } }';
 const WITH_AUTHOR = 'query WithAuthor($c: ID!){ posts(communityId: $c, perPage: 5){ items { id author { username } } } }';
 const ONE = 'query One($id: ID!){ post(id: $id){ id body } }';
+// Several subgraphs: aliases, __typename, a named fragment on the parent's own type, two entity steps in parallel.
+const ACROSS = `query Across($c: ID!, $n: Int) {
+  page: posts(communityId: $c, perPage: $n) { items { ...PostParts writer: author { __typename id displayName } community { id name } } hasMore }
+}
+fragment PostParts on Post { __typename id body reactions { total } commentCount }`;
+const WITH_DIRECTIVE = 'query D($c: ID!, $yes: Boolean!){ posts(communityId: $c){ items { id author @include(if: $yes) { username } } } }';
 
 describe('execution fast paths', () => {
   let t: TestService;
@@ -32,7 +38,13 @@ describe('execution fast paths', () => {
     const first = await post(user, query, variables);
     const before = { ...t.graph.direct };
     const second = await post(user, query, variables);
-    return { first, second, direct: t.graph.direct.direct - before.direct, fallback: t.graph.direct.fallback - before.fallback };
+    return {
+      first,
+      second,
+      direct: t.graph.direct.direct - before.direct,
+      local: t.graph.direct.local - before.local,
+      fallback: t.graph.direct.fallback - before.fallback,
+    };
   };
 
   beforeAll(async () => {
@@ -47,11 +59,12 @@ describe('execution fast paths', () => {
   });
 
   it('a query of one subgraph takes the direct path and answers exactly what the gateway answered', async () => {
-    const { first, second, direct, fallback } = await twice(member, LIST, { c: tribe.id });
+    const { first, second, direct, fallback, local } = await twice(member, LIST, { c: tribe.id });
     expect(first.status).toBe(200);
     expect(first.body.errors).toBeUndefined();
     expect(first.body.data.posts.items).toHaveLength(3);
     expect(direct).toBe(1);
+    expect(local).toBe(0);
     expect(fallback).toBe(0);
     expect(JSON.stringify(second.body)).toBe(JSON.stringify(first.body));
     expect(second.status).toBe(first.status);
@@ -73,15 +86,53 @@ describe('execution fast paths', () => {
     expect(missing.direct + missing.fallback).toBeLessThanOrEqual(1);
   });
 
-  it('a query across subgraphs (author from identity) and a mutation never take the direct path', async () => {
+  it('a query across subgraphs runs as a local plan and answers byte for byte what the gateway answered', async () => {
     const across = await twice(member, WITH_AUTHOR, { c: tribe.id });
     expect(across.second.body.errors).toBeUndefined();
     expect(across.second.body.data.posts.items[0].author.username).toBeTruthy();
-    expect(across.direct + across.fallback).toBe(0);
-    const create = 'mutation Create($c: ID!){ createPost(communityId: $c, input: {content: "direct?"}){ id } }';
+    expect([across.direct, across.local, across.fallback]).toEqual([0, 1, 0]);
+    expect(JSON.stringify(across.second.body)).toBe(JSON.stringify(across.first.body));
+
+    const shaped = await twice(member, ACROSS, { c: tribe.id, n: 2 });
+    expect(shaped.first.body.errors).toBeUndefined();
+    expect(shaped.first.body.data.page.items).toHaveLength(2);
+    expect(shaped.first.body.data.page.items[0]).toEqual({
+      __typename: 'Post',
+      id: expect.any(String),
+      body: expect.any(String),
+      reactions: { total: 0 },
+      commentCount: 0,
+      writer: { __typename: 'User', id: owner.id, displayName: expect.any(String) },
+      community: { id: tribe.id, name: expect.any(String) },
+    });
+    expect([shaped.direct, shaped.local, shaped.fallback]).toEqual([0, 1, 0]);
+    expect(JSON.stringify(shaped.second.body)).toBe(JSON.stringify(shaped.first.body));
+    // Other variables, same document: still the local plan, and what the gateway answers for them (a new document's
+    // first request is the gateway's).
+    const viaGateway = await post(member, ACROSS.replace('query Across', 'query AcrossAgain'), { c: tribe.id, n: 1 });
+    const again = await twice(member, ACROSS, { c: tribe.id, n: 1 });
+    expect(again.local).toBe(1);
+    expect(again.second.body.data.page.items).toHaveLength(1);
+    expect(JSON.stringify(again.second.body)).toBe(JSON.stringify(viaGateway.body));
+  });
+
+  it('an error in a local plan is answered by the gateway, word for word; directives and mutations never take a fast path', async () => {
+    const refused = await twice(outsider, ACROSS, { c: tribe.id, n: 2 });
+    expect(refused.first.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect([refused.direct, refused.local, refused.fallback]).toEqual([0, 0, 1]);
+    expect(refused.second).toEqual(refused.first);
+
+    for (const yes of [true, false]) {
+      const directive = await twice(member, WITH_DIRECTIVE, { c: tribe.id, yes });
+      expect(directive.second.body.errors).toBeUndefined();
+      expect('author' in directive.second.body.data.posts.items[0]).toBe(yes);
+      expect(directive.direct + directive.local + directive.fallback).toBe(0);
+    }
+
+    const create = 'mutation Create($c: ID!){ createPost(communityId: $c, input: {content: "direct?"}){ id author { username } } }';
     const mutation = await twice(owner, create, { c: tribe.id });
     expect(mutation.second.body.errors).toBeUndefined();
-    expect(mutation.direct + mutation.fallback).toBe(0);
+    expect(mutation.direct + mutation.local + mutation.fallback).toBe(0);
   });
 
   it('an access token verified before is refused at once when its user is suspended, and when it expires', async () => {

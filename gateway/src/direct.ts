@@ -1,11 +1,14 @@
 import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
-import { execute, getVariableValues, visit, BREAK, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { getVariableValues, visit, BREAK, type DocumentNode } from 'graphql';
+import { compileLocalPlan, type LocalPlan } from './local-plan.js';
+import type { LocalSubgraphSource } from './local-source.js';
 
 /**
  * The direct path: a query whose query plan is ONE fetch from ONE in-process subgraph (no entity step, no
- * `@requires`, no rewrites) runs on that subgraph's executable schema, without the gateway's plan execution and
- * its second pass over the result (`computeResponse`), which cost more than the subgraph's own execution.
+ * `@requires`, no rewrites) runs on that subgraph's executable schema, compiled once per document with graphql-jit,
+ * without the gateway's plan execution and its second pass over the result (`computeResponse`), which cost more
+ * than the subgraph's own execution.
  *
  * The decision is the gateway's own: the first request of a document goes through the gateway, whose
  * `experimental_didResolveQueryPlan` hook records the plan it made; later requests of that document (Apollo Server
@@ -18,42 +21,56 @@ import { execute, getVariableValues, visit, BREAK, type DocumentNode, type Graph
  *   again writes nothing);
  * - mutations, subscriptions, introspection (`__schema`, `__type`) and plans of several steps always go through the
  *   gateway.
+ *
+ * A query whose plan has several fetches, all from in-process subgraphs (a page, then its authors from identity),
+ * takes the local plan instead (`local-plan.ts`): the same fetches, without the gateway's plan execution and result
+ * pass, under the same rules (any error, or a null to propagate, and the gateway answers).
  */
 export interface DirectPath {
   /** Pass to `ApolloGateway`'s config: records the plans the gateway makes. */
   didResolveQueryPlan: Experimental_DidResolveQueryPlanCallback;
   /** Wraps the gateway for Apollo Server: the same gateway, with the direct path in front of its executor. */
   wrap(gateway: GatewayInterface): GatewayInterface;
-  /** Counters for tests and benchmarks: requests served directly, and those run again through the gateway. */
-  readonly stats: { direct: number; fallback: number };
+  /**
+   * Counters for tests and benchmarks: requests served directly on one subgraph's schema, by a local plan, and those
+   * run again through the gateway.
+   */
+  readonly stats: { direct: number; local: number; fallback: number };
 }
 
-/** Where a document's operation runs: a subgraph's schema, or null for the gateway. */
-type Route = GraphQLSchema | null;
+/** Where a document's operation runs: a subgraph's schema, a local plan, or null for the gateway. */
+type Route = { source: LocalSubgraphSource } | { plan: LocalPlan } | null;
 
-export function directPath(localSchemas: ReadonlyMap<string, GraphQLSchema>): DirectPath {
+export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource>): DirectPath {
   // Per parsed document, per operation name: the route. Apollo Server keeps parsed documents in its document store,
   // so this holds at most what that store holds.
   const routes = new WeakMap<DocumentNode, Map<string, Route>>();
-  const stats = { direct: 0, fallback: 0 };
+  const stats = { direct: 0, local: 0, fallback: 0 };
 
   const didResolveQueryPlan: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, requestContext }) => {
     const { document, operation, operationName } = requestContext;
     let byName = routes.get(document);
     if (!byName) routes.set(document, (byName = new Map()));
     const node = queryPlan.node;
-    const local =
-      operation.operation === 'query' &&
+    if (operation.operation !== 'query' || hasIntrospection(document)) {
+      byName.set(operationName ?? '', null);
+      return;
+    }
+    const single =
       node?.kind === 'Fetch' &&
       !node.requires?.length &&
       !node.inputRewrites?.length &&
       !node.outputRewrites?.length &&
       !node.contextRewrites?.length &&
-      !node.hasDefers &&
-      !hasIntrospection(document)
-        ? localSchemas.get(node.serviceName)
+      !node.hasDefers
+        ? localSources.get(node.serviceName)
         : undefined;
-    byName.set(operationName ?? '', local ?? null);
+    if (single) {
+      byName.set(operationName ?? '', { source: single });
+      return;
+    }
+    const plan = compileLocalPlan(queryPlan, document, operation, requestContext.schema, localSources);
+    byName.set(operationName ?? '', plan ? { plan } : null);
   };
 
   const wrap = (gateway: GatewayInterface): GatewayInterface => ({
@@ -64,27 +81,35 @@ export function directPath(localSchemas: ReadonlyMap<string, GraphQLSchema>): Di
       const viaGateway = loaded.executor;
       if (!viaGateway) return loaded;
       const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
-        const schema = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
-        if (!schema || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
+        const route = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
+        if (!route || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
         // The gateway checks the variables against the API schema first (an input type there can have fewer fields
         // than in one subgraph): a request it would refuse goes to it.
         const definitions = requestContext.operation.variableDefinitions;
         if (definitions?.length && getVariableValues(requestContext.schema, definitions, requestContext.request.variables ?? {}).errors) {
           return viaGateway(requestContext);
         }
-        const result = await execute({
-          schema,
-          document: requestContext.document,
-          variableValues: requestContext.request.variables,
-          operationName: requestContext.operationName,
-          contextValue: requestContext.context,
-        });
-        if (result.errors?.length) {
+        if ('plan' in route) {
+          const data = await route.plan(requestContext.context, requestContext.request.variables ?? {});
+          if (!data) {
+            stats.fallback += 1;
+            return viaGateway(requestContext);
+          }
+          stats.local += 1;
+          return { data };
+        }
+        const data = await route.source.executeCompiled(
+          requestContext.document,
+          requestContext.operationName ?? undefined,
+          requestContext.request.variables ?? {},
+          requestContext.context,
+        );
+        if (!data) {
           stats.fallback += 1;
           return viaGateway(requestContext);
         }
         stats.direct += 1;
-        return { data: result.data };
+        return { data };
       };
       return { ...loaded, executor };
     },

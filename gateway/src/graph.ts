@@ -46,7 +46,7 @@ export interface Graph {
   execute: OperationRunner;
   /** The supergraph's API schema (what clients query), as the gateway loaded it: subscriptions extend it. */
   apiSchema: GraphQLSchema;
-  /** Queries of one in-process subgraph run on its schema directly (see `direct.ts`); its counters. */
+  /** Queries of in-process subgraphs run on their schemas directly (see `direct.ts`, `local-plan.ts`); its counters. */
   direct: DirectPath['stats'];
   stop(): Promise<void>;
 }
@@ -62,17 +62,17 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     if (missing.length) throw new Error(`SUBGRAPH_URLS lacks: ${missing.join(', ')}`);
   }
   const supergraphSdl = composeSupergraph();
-  const localSchemas = new Map<string, GraphQLSchema>();
-  const direct = directPath(localSchemas);
+  const localSources = new Map<string, LocalSubgraphSource>();
+  const direct = directPath(localSources);
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
       if (remote) {
         return new InternalRemoteSource({ name, url: remote[name]!, secret: app.config.internalSecret!, timeoutMs: app.config.subgraphTimeoutMs, log: app.log });
       }
-      const schema = buildSubgraph(name as SubgraphName);
-      localSchemas.set(name, schema);
-      return new LocalSubgraphSource(schema);
+      const source = new LocalSubgraphSource(buildSubgraph(name as SubgraphName));
+      localSources.set(name, source);
+      return source;
     },
     experimental_didResolveQueryPlan: direct.didResolveQueryPlan,
   });
