@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { posts, type Post, type Visibility } from './content.tables.js';
 
 export async function insertPost(db: Executor, values: typeof posts.$inferInsert): Promise<Post> {
@@ -24,6 +24,17 @@ export async function listPosts(
   limit: number,
   offset: number,
 ): Promise<Post[]> {
+  if (filter.pinned === undefined && !filter.authorId && filter.visibilities) {
+    const who = filter.removedVisibleTo;
+    return pageOfTribe(db).execute({
+      communityId,
+      visibilities: filter.visibilities,
+      seesRemoved: who === 'all',
+      removedOf: who && who !== 'all' && who !== 'none' ? who : null,
+      limit,
+      offset,
+    });
+  }
   const page = db
     .select({ id: posts.id })
     .from(posts)
@@ -42,6 +53,34 @@ export async function listPosts(
     .offset(offset);
   return db.select().from(posts).where(inArray(posts.id, page)).orderBy(desc(posts.createdAt), desc(posts.id));
 }
+
+/** The list without the pinned and author filters (the common request): one statement prepared once per database. */
+const pageOfTribe = preparedOnce((db) =>
+  db
+    .select()
+    .from(posts)
+    .where(
+      inArray(
+        posts.id,
+        db
+          .select({ id: posts.id })
+          .from(posts)
+          .where(
+            and(
+              eq(posts.communityId, sql.placeholder('communityId')),
+              eq(posts.status, 'published'),
+              sql`${posts.visibility} = any(${sql.placeholder('visibilities')}::text[])`,
+              sql`(${sql.placeholder('seesRemoved')}::boolean or ${posts.removedAt} is null or ${posts.authorId} = ${sql.placeholder('removedOf')}::uuid)`,
+            ),
+          )
+          .orderBy(desc(posts.createdAt), desc(posts.id))
+          .limit(sql.placeholder('limit'))
+          .offset(sql.placeholder('offset')),
+      ),
+    )
+    .orderBy(desc(posts.createdAt), desc(posts.id))
+    .prepare('content_page_of_tribe'),
+);
 
 /**
  * Which removed posts a list keeps: `all` (moderators), a user id (only that author's), `none` or absent (none).
