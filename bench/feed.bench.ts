@@ -10,7 +10,7 @@
 // database work and none of its HTTP, GraphQL, gateway or authentication work.
 import pg from 'pg';
 import { openSession } from '../subgraphs/identity/index.js';
-import { BENCH_DATABASE_URL, bareServer, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
 import { seedSocial } from './seed-social.js';
 
 const FEED = `query Feed($first: Int, $after: String) {
@@ -175,6 +175,7 @@ export default async function feedBench(): Promise<void> {
     report(`homeFeed(first: 20), deep page (after ${DEEP_PAGES} pages via cursors): GraphQL via gateway vs bare node:http + the same SQL`, subjectDeep, anchorDeep, 0.4);
     console.log(`  p99 ratio: ${(subjectDeep.p99 / anchorDeep.p99).toFixed(2)} (subject / anchor)`);
     report(`communityFeed(sort: NEW, first: 20), first page of a tribe of ${tribe.posts} posts: GraphQL via gateway vs bare node:http + the same SQL`, subjectCommunity, anchorCommunity, 0.4);
+    console.log(executionPaths(service));
     console.log(`  p99 ratio: ${(subjectCommunity.p99 / anchorCommunity.p99).toFixed(2)} (subject / anchor)`);
     console.log(`  communityFeed statements per page: ${communityStatements.length}: ${communityPlan.sequential.map((s) => tableOf(s.text)).join(' -> ')} -> [${communityPlan.parallel.map((s) => tableOf(s.text)).join(', ')}] at once`);
     console.log('first page vs deep page');

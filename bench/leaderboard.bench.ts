@@ -3,7 +3,7 @@
 // to users the service does not do), and SQL statements per leaderboard page at per_page 10 and 50.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService } from './lib.js';
 
 const PARTICIPANTS = 10_000;
 
@@ -98,6 +98,7 @@ export default async function leaderboardBench(): Promise<void> {
     );
     console.log(`  p99 of one leaderboard page: ${facade.p99} ms (anchor ${anchor.p99} ms)`);
     console.log(`  SQL statements per leaderboard page: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
+    console.log(executionPaths(service));
   } finally {
     await pool.end();
     await service.stop();

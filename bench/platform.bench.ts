@@ -3,7 +3,7 @@
 // per-key rate limiter (on versus off, RATE_LIMIT_ENABLED=false exists for this measurement only).
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, bareServer, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
 
 const MEMBERS = 150;
 const SECONDS = 6;
@@ -110,6 +110,7 @@ export default async function platformBench(): Promise<void> {
 
     const facade = median(on);
     report('GET /v1/members?pageSize=100 (Platform API via gateway, rate limiter on) vs bare node:http + the same SQL', facade, median(anchor), 0.6);
+    console.log(executionPaths(limited.service));
     console.log(`  SQL statements per request: ${statements}`);
     const onRps = on.reduce((s, r) => s + r.rps, 0) / on.length;
     const offRps = off.reduce((s, r) => s + r.rps, 0) / off.length;
