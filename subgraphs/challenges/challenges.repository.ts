@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import { preparedOnce, type Executor } from '../../db/src/index.js';
 import {
   challengeCheckins,
   challengeEnrollments,
@@ -94,23 +94,28 @@ export async function checkedInDays(db: Executor, enrollmentId: string): Promise
 
 /**
  * One leaderboard page: completed days (desc), then XP earned in the challenge (desc), then who reached it
- * first (last check-in asc, never checked in last), then id. One statement, served by
- * `challenge_enrollments_leaderboard_idx`.
+ * first (last check-in asc, never checked in last), then id. One statement prepared once per database, served
+ * by `challenge_enrollments_leaderboard_idx`.
  */
 export async function leaderboard(db: Executor, challengeId: string, limit: number, offset: number): Promise<ChallengeEnrollment[]> {
-  return db
+  return leaderboardPage(db).execute({ challengeId, limit, offset });
+}
+
+const leaderboardPage = preparedOnce((db) =>
+  db
     .select()
     .from(challengeEnrollments)
-    .where(eq(challengeEnrollments.challengeId, challengeId))
+    .where(eq(challengeEnrollments.challengeId, sql.placeholder('challengeId')))
     .orderBy(
       desc(challengeEnrollments.completedDays),
       desc(challengeEnrollments.xpEarned),
       sql`${challengeEnrollments.lastCheckinAt} asc nulls last`,
       asc(challengeEnrollments.id),
     )
-    .limit(limit)
-    .offset(offset);
-}
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('challenges_leaderboard_page'),
+);
 
 /** Deletes the enrollment an order granted (a full refund takes it back); true when there was one. */
 export async function deleteEnrollmentOfOrder(tx: Executor, orderId: string): Promise<boolean> {
