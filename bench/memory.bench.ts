@@ -1,10 +1,13 @@
 // Issue 15 (memory): resident memory of the service (its own process) after 100,000 requests of the mix (resource
 // API posts list, Platform API members list, challenge leaderboard, GraphQL homeFeed), beside its value after the
-// first 10,000 of them, as a ratio (goal: within 10%, i.e. at most 1.10). Printed as the process stands and after a
-// full GC (the service runs with --expose-gc), with the V8 heap in use. BENCH_MEMORY_REQUESTS changes the total.
+// first 10,000 of them, as a ratio (goal: within 10%, i.e. at most 1.10). Printed as the process stands, as the peak
+// read during each stretch of load, just after a full GC and settled (after an idle second and a GC: what the process
+// keeps), with the V8 heap and malloc's arenas (the service runs with --expose-gc). BENCH_MEMORY_REQUESTS changes the
+// total; BENCH_MEMORY_NODE_FLAGS adds node flags to the service process.
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BENCH_DATABASE_URL } from './lib.js';
@@ -13,13 +16,25 @@ const TOTAL = Number(process.env.BENCH_MEMORY_REQUESTS ?? 100_000);
 /** The anchor: memory after the first tenth of the requests (10,000 of 100,000). */
 const FIRST = Math.round(TOTAL / 10);
 const CONNECTIONS = 16;
+/** Extra node flags of the service process (BENCH_MEMORY_NODE_FLAGS, e.g. "--max-semi-space-size=8"). */
+const NODE_FLAGS = (process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
+/** What the service process answers to `stats` (bench/memory-service.ts). */
 interface Stats {
+  /** RSS as the process stands when asked, wherever it is in its GC cycle. */
   rss: number;
+  /** The highest RSS read (every 100 ms) since the previous `stats`: the footprint under load. */
+  peak: number;
+  /** RSS just after two full GCs (V8 still unmapping the freed pages). */
   rssAfterGc: number;
+  /** RSS after a second idle, a full GC and another second: what the process keeps. */
+  rssSettled: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
+  arrayBuffers: number;
+  /** Resident bytes of malloc's arenas. */
+  malloc: number;
 }
 
 async function json(base: string, path: string, init: RequestInit = {}) {
@@ -31,7 +46,7 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 export default async function memoryBench(): Promise<void> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./memory-service.ts', import.meta.url)), [], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
+    execArgv: ['--expose-gc', ...NODE_FLAGS, '--import', 'tsx'],
     env: { ...process.env, DATABASE_URL: BENCH_DATABASE_URL, JWT_SECRET: randomBytes(32).toString('hex'), NODE_OPTIONS: '' },
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -104,20 +119,25 @@ export default async function memoryBench(): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       return { rps: amount / seconds, non2xx: result.non2xx, errors: result.errors + result.timeouts };
     };
+    const loadBefore = loadavg();
     const start = await stats();
     const first = await drive(FIRST);
     const at10k = await stats();
     const rest = await drive(TOTAL - FIRST);
     const at100k = await stats();
+    const loadAfter = loadavg();
 
     const ratio = (a: number, b: number) => (a / b).toFixed(3);
-    console.log(`Memory: the service in its own process, ${TOTAL} requests of the mix (posts list, members, leaderboard, homeFeed), ${CONNECTIONS} connections`);
-    console.log(`  load    : first ${FIRST}: ${first.rps.toFixed(0)} req/s (non-2xx ${first.non2xx}, errors ${first.errors}); next ${TOTAL - FIRST}: ${rest.rps.toFixed(0)} req/s (non-2xx ${rest.non2xx}, errors ${rest.errors})`);
-    console.log(`  start   : RSS ${mb(start.rss)}, after GC ${mb(start.rssAfterGc)}, heap used ${mb(start.heapUsed)}`);
-    console.log(`  anchor  : after ${FIRST}: RSS ${mb(at10k.rss)}, after GC ${mb(at10k.rssAfterGc)}, heap used ${mb(at10k.heapUsed)} of ${mb(at10k.heapTotal)}, external ${mb(at10k.external)}`);
-    console.log(`  subject : after ${TOTAL}: RSS ${mb(at100k.rss)}, after GC ${mb(at100k.rssAfterGc)}, heap used ${mb(at100k.heapUsed)} of ${mb(at100k.heapTotal)}, external ${mb(at100k.external)}`);
+    const line = (s: Stats) =>
+      `RSS ${mb(s.rss)} (peak ${mb(s.peak)}), after GC ${mb(s.rssAfterGc)}, settled ${mb(s.rssSettled)}; heap used ${mb(s.heapUsed)} of ${mb(s.heapTotal)}, external ${mb(s.external)} (array buffers ${mb(s.arrayBuffers)}), malloc arenas ${mb(s.malloc)}`;
+    const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+    console.log(`Memory: the service in its own process${NODE_FLAGS.length ? ` (${NODE_FLAGS.join(' ')})` : ''}, ${TOTAL} requests of the mix (posts list, members, leaderboard, homeFeed), ${CONNECTIONS} connections`);
+    console.log(`  load    : first ${FIRST}: ${first.rps.toFixed(0)} req/s (non-2xx ${first.non2xx}, errors ${first.errors}); next ${TOTAL - FIRST}: ${rest.rps.toFixed(0)} req/s (non-2xx ${rest.non2xx}, errors ${rest.errors}); load average ${load(loadBefore)} -> ${load(loadAfter)}`);
+    console.log(`  start   : ${line(start)}`);
+    console.log(`  anchor  : after ${FIRST}: ${line(at10k)}`);
+    console.log(`  subject : after ${TOTAL}: ${line(at100k)}`);
     console.log(
-      `  ratio   : RSS ${ratio(at100k.rss, at10k.rss)}, RSS after GC ${ratio(at100k.rssAfterGc, at10k.rssAfterGc)}, heap used ${ratio(at100k.heapUsed, at10k.heapUsed)}, heap total ${ratio(at100k.heapTotal, at10k.heapTotal)} (goal <= 1.10)`,
+      `  ratio   : RSS settled ${ratio(at100k.rssSettled, at10k.rssSettled)}, RSS peak ${ratio(at100k.peak, at10k.peak)}, RSS as it stood ${ratio(at100k.rss, at10k.rss)}, RSS after GC ${ratio(at100k.rssAfterGc, at10k.rssAfterGc)}, heap used ${ratio(at100k.heapUsed, at10k.heapUsed)}, heap total ${ratio(at100k.heapTotal, at10k.heapTotal)}, malloc ${ratio(at100k.malloc, at10k.malloc)} (goal <= 1.10)`,
     );
   } finally {
     await pool.end();
