@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppDeps } from '../kernel/index.js';
 import { isSubscribable, lockUnprocessedEvents, markEventsProcessed } from '../outbox/index.js';
-import { attempt, deliveryBody } from './attempt.js';
+import { attempt, deliveryBody, type AttemptResult } from './attempt.js';
 import { afterAttempt } from './retry.js';
 import { PER_ORIGIN_CONCURRENCY, type WebhookRuntime } from './runtime.js';
 import * as repo from './webhooks.repository.js';
@@ -80,58 +80,157 @@ export interface DrainResult {
 }
 
 /**
+ * Deliveries the first claim of a cycle takes; each later claim takes up to twice as many as the cycle holds so far,
+ * while those are being sent, until the batch is claimed. A batch of at most this many is claimed in one statement.
+ */
+const FIRST_CLAIM = 5 * PER_ORIGIN_CONCURRENCY;
+/** Outcomes written together while attempts are still being sent; the rest are written when the last one ends. */
+const RECORD_EVERY = 5 * PER_ORIGIN_CONCURRENCY;
+/** At most this many outcomes per statement. */
+const RECORD_CHUNK = 1000;
+
+/** Deliveries claimed by one statement, with how long the claim holds them. */
+interface Claim {
+  id: string;
+  rows: repo.ClaimedDelivery[];
+  /** `performance.now()` time by which its outcomes are written or given up (see `drain`). */
+  recordBy: number;
+}
+
+/** A finished attempt waiting to be recorded. */
+interface Finished {
+  claim: Claim;
+  delivery: repo.ClaimedDelivery;
+  outcome: AttemptResult;
+  record: repo.AttemptRecord;
+}
+
+/**
  * One drain cycle: fans out first, then claims up to `WEBHOOK_BATCH_SIZE` due deliveries of enabled
  * endpoints and attempts them concurrently, recording each outcome (success, backoff, or failed).
  * Safe to run in several workers at once: no attempt is sent twice. If the database drops meanwhile, the
  * outcomes are kept and written once it is back, while the claim still holds (see `persist`).
+ *
+ * The database work overlaps the sending: a large batch is claimed in a few statements (the first small, so
+ * sending starts at once; the next while those are sent), and outcomes are written as attempts finish, so only
+ * the first claim and the last outcomes are waited for.
  */
 export async function drain(app: AppDeps): Promise<DrainResult> {
   await fanOut(app);
   const rt = app.webhooks;
+  // Replaced once the process stops: a claim that returns after that sends nothing (its claim lapses).
+  const stopping = rt.stopping.signal;
   const { batchSize, timeoutMs } = app.config.webhooks;
-  const now = app.clock();
-  const claimId = randomUUID();
-  // The claim covers the longest wait for the batch (every delivery to one origin, waiting its turn) plus half the
+  // Each claim covers the longest wait for the batch (every delivery to one origin, waiting its turn) plus half the
   // worker lock lifetime (60 s by default). Outcomes are written within the first half of that margin or given
   // up, so the claim never lapses while this process still holds an outcome; a dead worker's claims lapse with it.
   const sendingMs = Math.ceil(batchSize / PER_ORIGIN_CONCURRENCY) * timeoutMs;
   const marginMs = app.config.worker.lockLifetimeMs / 2;
-  const until = new Date(now.getTime() + sendingMs + marginMs);
-  const recordBy = performance.now() + sendingMs + marginMs / 2;
-  let claimed: repo.ClaimedDelivery[];
-  try {
-    claimed = await repo.claimDue(app.database.db, now, until, batchSize, claimId);
-  } catch (error) {
-    // The claim may have been written before the connection dropped: free its rows rather than let them wait.
-    await persist(app, rt, 'release the claim', () => repo.releaseClaim(app.database.db, claimId), recordBy);
-    throw error;
-  }
-  const result: DrainResult = { attempted: claimed.length, succeeded: 0, retrying: 0, failed: 0, discarded: 0 };
-  const outcomes = await Promise.all(
-    claimed.map(async (d) => {
-      const outcome = await attempt(app, { endpointId: d.endpointId, url: d.url, secret: d.secret }, d);
-      return { delivery: d, outcome, record: afterAttempt(d.attempts, outcome, app.clock()) };
-    }),
-  );
-  // An interrupted attempt is not recorded: its claim lapses and a later cycle tries again.
-  const toRecord = outcomes.filter((o) => !o.outcome.interrupted).map((o) => ({ id: o.delivery.id, record: o.record }));
-  const recorded = new Set<string>();
-  for (let i = 0; i < toRecord.length; i += 1000) {
-    const chunk = toRecord.slice(i, i + 1000);
-    const ids = await persist(app, rt, 'record attempts', () => repo.recordAttempts(app.database.db, claimId, chunk), recordBy);
-    if (ids) for (const id of ids) recorded.add(id);
-    else app.log.error({ deliveryIds: chunk.map((o) => o.id) }, 'webhook outcomes not recorded: these deliveries will be sent again');
-  }
-  for (const { delivery: d, outcome, record } of outcomes) {
-    if (!recorded.has(d.id)) result.discarded += 1;
-    else if (record.status === 'success') result.succeeded += 1;
-    else if (record.status === 'failed') result.failed += 1;
-    else result.retrying += 1;
-    if (recorded.has(d.id) && !outcome.ok) {
-      app.log.warn({ deliveryId: d.id, endpointId: d.endpointId, attempts: record.attempts, error: outcome.error }, 'webhook attempt failed');
+  const result: DrainResult = { attempted: 0, succeeded: 0, retrying: 0, failed: 0, discarded: 0 };
+
+  const claim = async (limit: number): Promise<Claim> => {
+    const now = app.clock();
+    const id = randomUUID();
+    const recordBy = performance.now() + sendingMs + marginMs / 2;
+    try {
+      return { id, recordBy, rows: await repo.claimDue(app.database.db, now, new Date(now.getTime() + sendingMs + marginMs), limit, id) };
+    } catch (error) {
+      // The claim may have been written before the connection dropped: free its rows rather than let them wait.
+      await persist(app, rt, 'release the claim', () => repo.releaseClaim(app.database.db, id), recordBy);
+      throw error;
     }
+  };
+
+  const finished: Finished[] = [];
+  let sending = 0;
+  let claiming = true;
+  let wake = () => undefined as void;
+  const changed = () => {
+    const w = wake;
+    wake = () => undefined;
+    w();
+  };
+  const send = async (c: Claim, d: repo.ClaimedDelivery) => {
+    sending += 1;
+    try {
+      const outcome = await attempt(app, { endpointId: d.endpointId, url: d.url, secret: d.secret }, d);
+      // An interrupted attempt is not recorded: its claim lapses and a later cycle tries again.
+      if (outcome.interrupted) result.discarded += 1;
+      else finished.push({ claim: c, delivery: d, outcome, record: afterAttempt(d.attempts, outcome, app.clock()) });
+    } catch (error) {
+      result.discarded += 1; // `attempt` never throws: kept so that a bug cannot stall the cycle
+      app.log.error({ err: error, deliveryId: d.id }, 'webhook attempt threw');
+    } finally {
+      sending -= 1;
+      changed();
+    }
+  };
+  /** Writes outcomes as attempts finish, RECORD_EVERY at a time, then the rest once nothing is being sent. */
+  const recordAsTheyFinish = async () => {
+    for (;;) {
+      const last = !claiming && sending === 0;
+      if (finished.length >= RECORD_EVERY || (last && finished.length > 0)) await record(app, rt, finished.splice(0, RECORD_CHUNK), result);
+      else if (last) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+  const recording = recordAsTheyFinish();
+
+  try {
+    for (let held = 0; held < batchSize; ) {
+      const limit = Math.min(batchSize - held, held === 0 ? FIRST_CLAIM : 2 * held);
+      let c: Claim;
+      try {
+        c = await claim(limit);
+      } catch (error) {
+        if (held === 0) throw error;
+        // What this cycle already holds is still sent and recorded; the rest waits for the next cycle.
+        app.log.error({ err: error }, 'webhook drain: claiming more of the batch failed');
+        break;
+      }
+      held += c.rows.length;
+      result.attempted += c.rows.length;
+      if (stopping.aborted) {
+        result.discarded += c.rows.length; // never sent: the claim lapses, as an interrupted attempt's does
+        break;
+      }
+      for (const d of c.rows) void send(c, d);
+      if (c.rows.length < limit) break;
+    }
+  } finally {
+    claiming = false;
+    changed();
+    await recording;
   }
   return result;
+}
+
+/**
+ * Records `outcomes` (one statement per claim among them), each only where its claim still holds the row, and
+ * counts them in `result`: a delivery whose outcome was not written (gone, or the database did not come back in
+ * time) counts as discarded and will be sent again.
+ */
+async function record(app: AppDeps, rt: WebhookRuntime, outcomes: Finished[], result: DrainResult): Promise<void> {
+  const byClaim = new Map<Claim, Finished[]>();
+  for (const o of outcomes) {
+    const list = byClaim.get(o.claim);
+    if (list) list.push(o);
+    else byClaim.set(o.claim, [o]);
+  }
+  for (const [c, list] of byClaim) {
+    const rows = list.map((o) => ({ id: o.delivery.id, record: o.record }));
+    const ids = await persist(app, rt, 'record attempts', () => repo.recordAttempts(app.database.db, c.id, rows), c.recordBy);
+    if (!ids) app.log.error({ deliveryIds: rows.map((o) => o.id) }, 'webhook outcomes not recorded: these deliveries will be sent again');
+    for (const { delivery: d, outcome, record: r } of list) {
+      if (!ids?.has(d.id)) result.discarded += 1;
+      else if (r.status === 'success') result.succeeded += 1;
+      else if (r.status === 'failed') result.failed += 1;
+      else result.retrying += 1;
+      if (ids?.has(d.id) && !outcome.ok) {
+        app.log.warn({ deliveryId: d.id, endpointId: d.endpointId, attempts: r.attempts, error: outcome.error }, 'webhook attempt failed');
+      }
+    }
+  }
 }
 
 /**
