@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
 import { EndpointGone, Gate, PER_ORIGIN_CONCURRENCY, ShuttingDown } from './runtime.js';
 import { signatureHeader } from './signer.js';
@@ -52,33 +52,18 @@ export async function attempt(
     origin = url.origin;
     gate = rt.gates.get(origin);
     if (!gate) rt.gates.set(origin, (gate = new Gate(PER_ORIGIN_CONCURRENCY)));
-    await gate.enter(controller.signal);
+    if (!gate.tryEnter(controller.signal)) await gate.enter(controller.signal);
     entered = true;
     started = performance.now();
     timer = setTimeout(() => controller.abort(new TimeoutExpired(timeoutMs)), timeoutMs);
     const t = Math.floor(app.clock().getTime() / 1000);
-    const response = await untilAborted(request(url, {
-      method: 'POST',
-      dispatcher: rt.agent,
-      signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'svc-webhooks/1.0',
-        'x-svc-delivery': delivery.id,
-        'x-svc-event': delivery.event,
-        'x-svc-signature': signatureHeader(target.secret, delivery.payload, t),
-      },
-      body: delivery.payload,
-    }), controller.signal);
-    let read = 0;
-    for await (const chunk of response.body) {
-      read += (chunk as Buffer).length;
-      if (read >= RESPONSE_BODY_CAP_BYTES) {
-        response.body.destroy();
-        break;
-      }
-    }
-    const status = response.statusCode;
+    const status = await post(rt.agent, url, {
+      'content-type': 'application/json',
+      'user-agent': 'svc-webhooks/1.0',
+      'x-svc-delivery': delivery.id,
+      'x-svc-event': delivery.event,
+      'x-svc-signature': signatureHeader(target.secret, delivery.payload, t),
+    }, delivery.payload, controller.signal);
     const ok = status >= 200 && status < 300;
     const error = ok ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
     return { ok, status, timeMs: elapsed(), error };
@@ -96,19 +81,80 @@ export async function attempt(
 }
 
 /**
- * Settles as `pending` does, or rejects as soon as `signal` aborts: undici notices an abort during connect and
- * TLS only at its own (coarse) connect timeout, so a silent server would otherwise hold the attempt longer.
+ * POSTs `body` to `url` through `agent` and settles with the answer's status once the answer is complete or
+ * RESPONSE_BODY_CAP_BYTES of it were read (the rest is not read: the connection is closed), without redirects.
+ * Rejects with undici's error, or with `signal`'s reason as soon as it aborts: undici notices an abort during
+ * connect and TLS only at its own (coarse) connect timeout, so a silent server would otherwise hold the attempt
+ * longer. Undici's dispatch interface rather than `request()`: no response stream or header parsing per attempt.
  */
-function untilAborted<T extends { body: { destroy(): unknown } }>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(signal.reason);
-      pending.then((late) => late.body.destroy(), () => undefined);
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+function post(agent: Dispatcher, url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const handler = new PostHandler(signal, resolve, reject);
+    if (signal.aborted) return handler.handleEvent();
+    signal.addEventListener('abort', handler, { once: true });
+    agent.dispatch({ origin: url.origin, path: url.search ? `${url.pathname}${url.search}` : url.pathname, method: 'POST', headers, body }, handler);
   });
+}
+
+/** The undici handler of `post` (and the listener of its signal): one object per attempt, no closures. */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private settled = false;
+  private abortRequest: ((reason: Error) => void) | undefined;
+  private status = 0;
+  private read = 0;
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly resolve: (status: number) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  /** The signal aborted. */
+  handleEvent(): void {
+    this.fail(this.signal.reason);
+    this.abortRequest?.(this.signal.reason);
+  }
+
+  onConnect(abort: (reason: Error) => void): void {
+    if (this.settled) abort(this.signal.reason ?? new Error('attempt over'));
+    else this.abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number): boolean {
+    if (statusCode >= 200) this.status = statusCode; // 1xx: informational, the answer follows
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.read += chunk.length;
+    if (this.read < RESPONSE_BODY_CAP_BYTES) return true;
+    this.succeed();
+    this.abortRequest?.(new Error('answer body over the cap: not read'));
+    return false;
+  }
+
+  onComplete(): void {
+    this.succeed();
+  }
+
+  onError(error: Error): void {
+    this.fail(error);
+  }
+
+  private succeed(): void {
+    if (this.end()) this.resolve(this.status);
+  }
+
+  private fail(error: unknown): void {
+    if (this.end()) this.reject(error);
+  }
+
+  private end(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this);
+    return true;
+  }
 }
 
 class TimeoutExpired extends Error {

@@ -44,6 +44,13 @@ export class Gate {
     return this.active === 0 && this.waiting.length === 0;
   }
 
+  /** Takes a turn now if one is free (and `signal` has not aborted): no promise to wait for. */
+  tryEnter(signal: AbortSignal): boolean {
+    if (signal.aborted || this.active >= this.limit) return false;
+    this.active += 1;
+    return true;
+  }
+
   enter(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.active < this.limit) {
