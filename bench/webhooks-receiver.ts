@@ -1,6 +1,6 @@
 // The receiver process of bench/webhooks.bench.ts (not a benchmark itself): an HTTPS server that verifies every
 // request with the verifier package and answers 204 (400 when it does not verify), in a process of its own, as a
-// real receiver is. IPC: `secret` sets the signing secret, `counts` answers the verified and rejected counts.
+// real receiver is. IPC: `secret` sets the signing secret, `counts` answers the verified and rejected counts and the CPU time used.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -30,7 +30,7 @@ process.on('message', (m: { type: string; secret?: string }) => {
     secret = m.secret ?? '';
     process.send!({ type: 'secret' });
   } else if (m.type === 'counts') {
-    process.send!({ type: 'counts', verified, rejected });
+    process.send!({ type: 'counts', verified, rejected, cpu: process.cpuUsage() });
   } else if (m.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));

@@ -11,6 +11,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { drain, fanOut, signatureHeader } from '../subgraphs/webhooks/index.js';
@@ -23,12 +24,21 @@ const tls = (name: string) => readFileSync(new URL(`../test/fixtures/tls/${name}
 const DELIVERIES = 10_000;
 const BATCH = 500;
 const SECONDS = 6;
+/** autocannon on the receiver before each drain (see `round`). */
+const WARM_UP_SECONDS = 2;
 
 /** A 1 KB delivery body (the size the verifier figure is quoted for). */
 function body(id: string, bytes = 1024): string {
   const base = { id, type: 'member.joined', created: Math.floor(Date.now() / 1000), data: { userId: randomUUID(), handle: 'bench', note: '' } };
   const pad = bytes - JSON.stringify(base).length;
   return JSON.stringify({ ...base, data: { ...base.data, note: 'x'.repeat(Math.max(0, pad)) } });
+}
+
+/** What a receiver answered so far, and (in its own process) the CPU time that process used. */
+interface Counts {
+  verified: number;
+  rejected: number;
+  cpu?: { user: number; system: number };
 }
 
 /** An HTTPS receiver that verifies every request with the verifier package and answers 204. */
@@ -82,7 +92,7 @@ async function receiverProcess(secret: string) {
   await ask({ type: 'secret', secret }, 'secret');
   return {
     url: `https://127.0.0.1:${port}/hooks`,
-    counts: () => ask<{ verified: number; rejected: number }>({ type: 'counts' }, 'counts'),
+    counts: () => ask<Counts>({ type: 'counts' }, 'counts'),
     close: async () => {
       child.send({ type: 'stop' });
       await new Promise((resolve) => child.once('exit', resolve));
@@ -150,7 +160,7 @@ async function deliveryThroughput(): Promise<void> {
     rcv.state.secret = created.secret;
 
     /** One round: DELIVERIES events fanned out and drained to `target`, then `target` alone under autocannon. */
-    const round = async (title: string, target: { url: string; counts(): { verified: number; rejected: number } | Promise<{ verified: number; rejected: number }> }) => {
+    const round = async (title: string, target: { url: string; counts(): Counts | Promise<Counts> }) => {
       await pool.query('update webhook_endpoints set url = $1 where community_id = $2', [target.url, communityId]);
       // Fan-out: DELIVERIES outbox events become deliveries.
       await pool.query(
@@ -163,9 +173,25 @@ async function deliveryThroughput(): Promise<void> {
       const fanned = await fanOut(service.deps);
       const fanoutSeconds = (performance.now() - started) / 1000;
 
+      // The anchor below meets a receiver warmed by this round's deliveries; warm it the same way before the drain
+      // (its JIT and TLS code, as a long-running receiver is), so the drain is not charged the receiver's start-up.
+      const signed = () => {
+        const payload = body(randomUUID());
+        const headers = {
+          'content-type': 'application/json',
+          ...generateTestHeaders({ payload, secret: created.secret, timestamp: Math.floor(Date.now() / 1000) }),
+        };
+        return { payload, headers };
+      };
+      const warmUp = signed();
+      await loadPost(target.url, warmUp.payload, warmUp.headers, PER_ORIGIN_CONCURRENCY, WARM_UP_SECONDS);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the warm-up's last answers, not counted below
+
       // Drain: one worker, cycles of BATCH concurrent attempts, until nothing is due.
       const before = await target.counts();
       const profiler = await startProfile();
+      const load = loadavg()[0]!;
+      const cpu = process.cpuUsage();
       started = performance.now();
       let sent = 0;
       let cycles = 0;
@@ -176,15 +202,13 @@ async function deliveryThroughput(): Promise<void> {
         cycles += 1;
       }
       const drainSeconds = (performance.now() - started) / 1000;
+      const workerCpu = process.cpuUsage(cpu);
       await profiler?.stop();
       const after = await target.counts();
+      const cpuPerDelivery = (c: { user: number; system: number }) => `${((c.user + c.system) / 1000 / Math.max(1, sent)).toFixed(3)} ms`;
 
       // Anchor: the same receiver answering autocannon alone (same body size, freshly signed headers).
-      const payload = body(randomUUID());
-      const headers = {
-        'content-type': 'application/json',
-        ...generateTestHeaders({ payload, secret: created.secret, timestamp: Math.floor(Date.now() / 1000) }),
-      };
+      const { payload, headers } = signed();
       const anchor = await loadPost(target.url, payload, headers);
       // The receiver at the worker's own concurrency (PER_ORIGIN_CONCURRENCY connections): what it takes from a
       // client that keeps as few requests in flight as the worker does.
@@ -195,6 +219,11 @@ async function deliveryThroughput(): Promise<void> {
       console.log(`  fan-out : ${fanned} deliveries from ${DELIVERIES} events in ${fanoutSeconds.toFixed(2)} s = ${(fanned / fanoutSeconds).toFixed(0)}/s`);
       console.log(
         `  subject : ${sent} delivered in ${drainSeconds.toFixed(2)} s over ${cycles} drain cycles = ${rate.toFixed(0)} deliveries/s (receiver verified ${after.verified - before.verified}, rejected ${after.rejected - before.rejected})`,
+      );
+      console.log(
+        `  cpu     : this process ${cpuPerDelivery(workerCpu)} a delivery` +
+          (before.cpu && after.cpu ? `, the receiver's process ${cpuPerDelivery({ user: after.cpu.user - before.cpu.user, system: after.cpu.system - before.cpu.system })}` : '') +
+          `; load average ${load.toFixed(2)} at the start of the drain, ${loadavg()[0]!.toFixed(2)} at the end of the round`,
       );
       console.log(`  anchor  : receiver alone under autocannon (50 connections): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
       console.log(`  ratio   : ${(rate / anchor.rps).toFixed(3)}${title.includes('own process') ? ' (goal >= 0.6)' : ''}`);
@@ -241,10 +270,10 @@ async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
   };
 }
 
-/** autocannon POSTing `payload` with `headers` for SECONDS on `connections` connections. */
-async function loadPost(url: string, payload: string, headers: Record<string, string>, connections = 50): Promise<LoadResult> {
+/** autocannon POSTing `payload` with `headers` for `seconds` (SECONDS) on `connections` connections. */
+async function loadPost(url: string, payload: string, headers: Record<string, string>, connections = 50, seconds = SECONDS): Promise<LoadResult> {
   const autocannon = (await import('autocannon')).default;
-  const result = await autocannon({ url, method: 'POST', body: payload, headers, connections, duration: SECONDS });
+  const result = await autocannon({ url, method: 'POST', body: payload, headers, connections, duration: seconds });
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
 }
 
