@@ -6,8 +6,8 @@ import type { LocalSubgraphSource } from './local-source.js';
 
 /**
  * The direct path: a query whose query plan is ONE fetch from ONE in-process subgraph (no entity step, no
- * `@requires`, no rewrites) runs on that subgraph's executable schema, compiled once per document with graphql-jit,
- * without the gateway's plan execution and its second pass over the result (`computeResponse`), which cost more
+ * `@requires`, no rewrites) runs on that subgraph's executable schema (compiled with graphql-jit once the document
+ * comes back, see `LocalSubgraphSource.executeFast`), without the gateway's plan execution and its second pass over the result (`computeResponse`), which cost more
  * than the subgraph's own execution.
  *
  * The decision is the gateway's own: the first request of a document goes through the gateway, whose
@@ -98,7 +98,7 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
           stats.local += 1;
           return { data };
         }
-        const data = await route.source.executeCompiled(
+        const data = await route.source.executeFast(
           requestContext.document,
           requestContext.operationName ?? undefined,
           requestContext.request.variables ?? {},

@@ -25,7 +25,8 @@ import type { LocalSubgraphSource } from './local-source.js';
  * the gateway's plan execution and its second pass over the merged result (`computeResponse`), which cost more than
  * the subgraphs' own execution.
  *
- * The fetches run as the gateway runs them (same fetch documents, variables, representations and merge), and the
+ * The fetches run as the gateway runs them (same fetch documents, variables, representations and merge; compiled
+ * with graphql-jit once a fetch document comes back, see `LocalSubgraphSource.fetchFast`), and the
  * result is shaped by a function compiled once per document from its selections. Anything outside the simple case
  * is not compiled and stays with the gateway: directives, abstract types, type conditions other than the parent's
  * own type, a response name selected twice, introspection, plan nodes other than the four above, rewrites, `@defer`,
@@ -147,7 +148,7 @@ async function fetch(node: Extract<PlanNode, { kind: 'Fetch' }>, at: unknown[], 
     if (Object.hasOwn(run.variables, name) && run.variables[name] !== undefined) variables[name] = run.variables[name];
   }
   const source = run.sources.get(node.serviceName)!;
-  const send = (vars: Data) => source.fetchCompiled(node.operation, node.operationName, vars, run.context);
+  const send = (vars: Data) => source.fetchFast(node.operation, node.operationName, vars, run.context);
   if (!node.requires) {
     const received = await send(variables);
     if (received === undefined) return false;
