@@ -108,13 +108,97 @@ const pageOfCommunity = preparedOnce((db) =>
     .prepare('members_page_of_community'),
 );
 
+/** Deep pages seek from a remembered key every `MEMBER_PAGE_STEP` rows (see `pageOfMembers`). */
+export const MEMBER_PAGE_STEP = 5_000;
+/** How long a remembered key stands for its offset. */
+export const MEMBER_PAGE_KEY_TTL_MS = 5_000;
+
+/** The sort key of the row at an offset: `joined_at` as PostgreSQL's text (microseconds kept) and the id. */
+interface PageKey {
+  joinedAt: string;
+  id: string;
+}
+const pageKeys = new WeakMap<Executor, Map<string, { key: Promise<PageKey | undefined>; until: number }>>();
+
+const pageAfterKey = preparedOnce((db) =>
+  db
+    .select()
+    .from(members)
+    .where(
+      inArray(
+        members.id,
+        db
+          .select({ id: members.id })
+          .from(members)
+          .where(
+            and(
+              eq(members.communityId, sql.placeholder('communityId')),
+              sql`(${members.joinedAt}, ${members.id}) <= (${sql.placeholder('joinedAt')}::timestamptz, ${sql.placeholder('id')}::uuid)`,
+            ),
+          )
+          .orderBy(desc(members.joinedAt), desc(members.id))
+          .limit(sql.placeholder('limit'))
+          .offset(sql.placeholder('offset')),
+      ),
+    )
+    .orderBy(desc(members.joinedAt), desc(members.id))
+    .prepare('members_page_after_key'),
+);
+
 /**
  * Members of a tribe, newest first (the Platform API list): a statement prepared once per database. The offset is
  * taken over ids alone, by an index-only scan of `members_community_joined_idx`, and only the page's rows are read
  * (a deferred join): a deep page skips index entries, not table rows.
+ *
+ * An offset of `MEMBER_PAGE_STEP` or more seeks instead: the sort key of the row at the step below the offset is
+ * remembered for `MEMBER_PAGE_KEY_TTL_MS` (by the clock passed), and the page is read from that key with the rest
+ * of the offset (under `MEMBER_PAGE_STEP` entries), so page 5,000 costs about what page 50 costs. A key is found from
+ * the nearest remembered key below it, never by counting from the start again. While a key stands, a member who
+ * joined or left above it shifts the deep pages by one, as a plain offset list does between two requests (the
+ * Platform API's paging allows an item seen twice or missed while records change); the rows are always read now.
  */
-export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number): Promise<Member[]> {
-  return pageOfCommunity(db).execute({ communityId, limit, offset });
+export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number, now: Date): Promise<Member[]> {
+  if (offset < MEMBER_PAGE_STEP) return pageOfCommunity(db).execute({ communityId, limit, offset });
+  const step = offset - (offset % MEMBER_PAGE_STEP);
+  const key = await keyAt(db, communityId, step, now.getTime());
+  if (!key) return [];
+  return pageAfterKey(db).execute({ communityId, joinedAt: key.joinedAt, id: key.id, limit, offset: offset - step });
+}
+
+/**
+ * The sort key of the row at offset `step` (a multiple of MEMBER_PAGE_STEP), remembered (requests that come
+ * meanwhile wait for the same lookup); undefined past the end.
+ */
+function keyAt(db: Executor, communityId: string, step: number, now: number): Promise<PageKey | undefined> {
+  let keys = pageKeys.get(db);
+  if (!keys) pageKeys.set(db, (keys = new Map()));
+  const name = `${communityId}:${step}`;
+  const cached = keys.get(name);
+  if (cached && cached.until > now) return cached.key;
+  if (keys.size >= 10_000) keys.clear();
+  const key = findKey(db, communityId, step, now);
+  keys.set(name, { key, until: now + MEMBER_PAGE_KEY_TTL_MS });
+  key.catch(() => keys.delete(name));
+  return key;
+}
+
+/** Counts at most one step: from the key of the step below (or from the start for the first step). */
+async function findKey(db: Executor, communityId: string, step: number, now: number): Promise<PageKey | undefined> {
+  const below = step > MEMBER_PAGE_STEP ? await keyAt(db, communityId, step - MEMBER_PAGE_STEP, now) : undefined;
+  if (step > MEMBER_PAGE_STEP && !below) return undefined;
+  const [row] = await db
+    .select({ joinedAt: sql<string>`${members.joinedAt}::text`, id: members.id })
+    .from(members)
+    .where(
+      and(
+        eq(members.communityId, communityId),
+        below ? sql`(${members.joinedAt}, ${members.id}) <= (${below.joinedAt}::timestamptz, ${below.id}::uuid)` : undefined,
+      ),
+    )
+    .orderBy(desc(members.joinedAt), desc(members.id))
+    .limit(1)
+    .offset(below ? MEMBER_PAGE_STEP : step);
+  return row;
 }
 
 export async function setRole(db: Executor, id: string, role: Role): Promise<Member> {

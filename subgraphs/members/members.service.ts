@@ -209,7 +209,7 @@ export async function platformMembers(
 ): Promise<PlatformPage<Member>> {
   const communityId = requireScope(ctx, 'members:read');
   const p = platformPaging(raw.page, raw.pageSize);
-  return toPlatformPage(await repo.pageOfMembers(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
+  return toPlatformPage(await repo.pageOfMembers(ctx.app.database.db, communityId, p.pageSize, p.offset, ctx.app.clock()), p);
 }
 
 /** Platform API (`members:read`): a member of the key's tribe by username; `not_found` when absent or elsewhere. */
