@@ -118,7 +118,7 @@ interface Finished {
 export async function drain(app: AppDeps): Promise<DrainResult> {
   await fanOut(app);
   const rt = app.webhooks;
-  // Replaced once the process stops: a claim that returns after that sends nothing (its claim lapses).
+  // Aborted (then replaced) when the process stops: a claim that returns after that sends nothing (its claim lapses).
   const stopping = rt.stopping.signal;
   const { batchSize, timeoutMs } = app.config.webhooks;
   // Each claim covers the longest wait for the batch (every delivery to one origin, waiting its turn) plus half the
