@@ -151,6 +151,14 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
     }
   });
 
+  it("communityFeed's first page reads the tribe's pinned posts from posts_feed_pinned_idx, not every post of the tribe", async () => {
+    const c = seed.benchTribes[0].id;
+    const first = await run(COMMUNITY, { c, s: 'NEW', f: 20 });
+    const pinned = first.statements.filter((s) => /pinned_at"? is not null/i.test(s.text));
+    expect(pinned).toHaveLength(1);
+    await expectIndexed(pinned, 'posts_feed_pinned_idx');
+  });
+
   it.each([
     ['a rare token, all of the viewer\'s tribes', 'kw1234', false],
     ['a rare token, one tribe', 'kw1234', true],
