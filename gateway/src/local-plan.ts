@@ -62,8 +62,11 @@ export function compileLocalPlan(
   if (!shape) return undefined;
   return async (context, variables) => {
     const data: Data = Object.create(null);
-    const ok = await runNode(node, [data], { context, variables, sources });
-    if (!ok) return undefined;
+    try {
+      if (!(await runNode(node, [data], { context, variables, sources }))) return undefined;
+    } catch {
+      return undefined; // a result of a shape the plan did not expect: the gateway answers, with its own error
+    }
     const shaped = shape(data);
     return shaped === GATEWAY ? undefined : (shaped as Record<string, unknown>);
   };
