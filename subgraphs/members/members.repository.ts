@@ -152,8 +152,8 @@ const pageAfterKey = preparedOnce((db) =>
  *
  * An offset of `MEMBER_PAGE_STEP` or more seeks instead: the sort key of the row at the step below the offset is
  * remembered for `MEMBER_PAGE_KEY_TTL_MS` (by the clock passed), and the page is read from that key with the rest
- * of the offset (under `MEMBER_PAGE_STEP` entries), so page 5,000 costs about what page 50 costs. A key is found from
- * the nearest remembered key below it, never by counting from the start again. While a key stands, a member who
+ * of the offset (under `MEMBER_PAGE_STEP` entries), so page 5,000 costs about what page 50 costs. A key is counted
+ * from the key of the step below when that one stands, else from the start once. While a key stands, a member who
  * joined or left above it shifts the deep pages by one, as a plain offset list does between two requests (the
  * Platform API's paging allows an item seen twice or missed while records change); the rows are always read now.
  */
@@ -167,37 +167,41 @@ export async function pageOfMembers(db: Executor, communityId: string, limit: nu
 
 /**
  * The sort key of the row at offset `step` (a multiple of MEMBER_PAGE_STEP), remembered (requests that come
- * meanwhile wait for the same lookup); undefined past the end.
+ * meanwhile wait for the same lookup); undefined past the end. It is counted from the key of the step below when that
+ * one stands (one step of entries: pages read in order), else from the start (one statement, as a plain offset).
  */
 function keyAt(db: Executor, communityId: string, step: number, now: number): Promise<PageKey | undefined> {
   let keys = pageKeys.get(db);
   if (!keys) pageKeys.set(db, (keys = new Map()));
-  const name = `${communityId}:${step}`;
-  const cached = keys.get(name);
-  if (cached && cached.until > now) return cached.key;
+  const standing = (at: number) => {
+    const cached = keys.get(`${communityId}:${at}`);
+    return cached && cached.until > now ? cached.key : undefined;
+  };
+  const cached = standing(step);
+  if (cached) return cached;
   if (keys.size >= 10_000) keys.clear();
-  const key = findKey(db, communityId, step, now);
+  const key = findKey(db, communityId, step, step > MEMBER_PAGE_STEP ? standing(step - MEMBER_PAGE_STEP) : undefined);
+  const name = `${communityId}:${step}`;
   keys.set(name, { key, until: now + MEMBER_PAGE_KEY_TTL_MS });
   key.catch(() => keys.delete(name));
   return key;
 }
 
-/** Counts at most one step: from the key of the step below (or from the start for the first step). */
-async function findKey(db: Executor, communityId: string, step: number, now: number): Promise<PageKey | undefined> {
-  const below = step > MEMBER_PAGE_STEP ? await keyAt(db, communityId, step - MEMBER_PAGE_STEP, now) : undefined;
-  if (step > MEMBER_PAGE_STEP && !below) return undefined;
+async function findKey(db: Executor, communityId: string, step: number, below: Promise<PageKey | undefined> | undefined): Promise<PageKey | undefined> {
+  const from = below ? await below : undefined;
+  if (below && !from) return undefined; // the step below is past the end already
   const [row] = await db
     .select({ joinedAt: sql<string>`${members.joinedAt}::text`, id: members.id })
     .from(members)
     .where(
       and(
         eq(members.communityId, communityId),
-        below ? sql`(${members.joinedAt}, ${members.id}) <= (${below.joinedAt}::timestamptz, ${below.id}::uuid)` : undefined,
+        from ? sql`(${members.joinedAt}, ${members.id}) <= (${from.joinedAt}::timestamptz, ${from.id}::uuid)` : undefined,
       ),
     )
     .orderBy(desc(members.joinedAt), desc(members.id))
     .limit(1)
-    .offset(below ? MEMBER_PAGE_STEP : step);
+    .offset(from ? MEMBER_PAGE_STEP : step);
   return row;
 }
 
