@@ -88,7 +88,11 @@ export async function list(
     .offset(offset);
 }
 
-const pageOfCommunity = preparedOnce((db) =>
+/**
+ * A page of a tribe's members, newest first, as one prepared statement (`limit` and `offset` placeholders): the
+ * page's ids by an index-only scan of `members_community_joined_idx` (where `filter` holds, if any), then their rows.
+ */
+const deferredPage = (db: Executor, filter: SQL | undefined, name: string) =>
   db
     .select()
     .from(members)
@@ -98,15 +102,16 @@ const pageOfCommunity = preparedOnce((db) =>
         db
           .select({ id: members.id })
           .from(members)
-          .where(eq(members.communityId, sql.placeholder('communityId')))
+          .where(and(eq(members.communityId, sql.placeholder('communityId')), filter))
           .orderBy(desc(members.joinedAt), desc(members.id))
           .limit(sql.placeholder('limit'))
           .offset(sql.placeholder('offset')),
       ),
     )
     .orderBy(desc(members.joinedAt), desc(members.id))
-    .prepare('members_page_of_community'),
-);
+    .prepare(name);
+
+const pageOfCommunity = preparedOnce((db) => deferredPage(db, undefined, 'members_page_of_community'));
 
 /** Deep pages seek from a remembered key every `MEMBER_PAGE_STEP` rows (see `pageOfMembers`). */
 export const MEMBER_PAGE_STEP = 5_000;
@@ -121,28 +126,11 @@ interface PageKey {
 const pageKeys = new WeakMap<Executor, Map<string, { key: Promise<PageKey | undefined>; until: number }>>();
 
 const pageAfterKey = preparedOnce((db) =>
-  db
-    .select()
-    .from(members)
-    .where(
-      inArray(
-        members.id,
-        db
-          .select({ id: members.id })
-          .from(members)
-          .where(
-            and(
-              eq(members.communityId, sql.placeholder('communityId')),
-              sql`(${members.joinedAt}, ${members.id}) <= (${sql.placeholder('joinedAt')}::timestamptz, ${sql.placeholder('id')}::uuid)`,
-            ),
-          )
-          .orderBy(desc(members.joinedAt), desc(members.id))
-          .limit(sql.placeholder('limit'))
-          .offset(sql.placeholder('offset')),
-      ),
-    )
-    .orderBy(desc(members.joinedAt), desc(members.id))
-    .prepare('members_page_after_key'),
+  deferredPage(
+    db,
+    sql`(${members.joinedAt}, ${members.id}) <= (${sql.placeholder('joinedAt')}::timestamptz, ${sql.placeholder('id')}::uuid)`,
+    'members_page_after_key',
+  ),
 );
 
 /**
