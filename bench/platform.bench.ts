@@ -3,7 +3,7 @@
 // per-key rate limiter (on versus off, RATE_LIMIT_ENABLED=false exists for this measurement only).
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
 
 const MEMBERS = 150;
 const SECONDS = 6;
@@ -93,23 +93,62 @@ export default async function platformBench(): Promise<void> {
       return { object: 'list', data, page: 1, pageSize: 100, hasMore: data.length === 100 };
     });
     const bareUrl = `${bare.base}/?key=${key}`;
+    // The service's own four statements (the key, the tribe, the page, the users), one after another with nothing
+    // of ours around them. Information only: the anchor stays the three statements a bare handler needs.
+    const statementsServer = await bareServer(async (url) => {
+      const hash = createHash('sha256').update(url.searchParams.get('key') ?? '').digest('hex');
+      const keyRow = await pool.query(
+        'select id, community_id, scopes, last_used_at from api_keys where key_hash = $1 and revoked_at is null limit $2',
+        [hash, 1],
+      );
+      const k = keyRow.rows[0];
+      if (!k || !k.scopes.includes('members:read')) throw new Error('bad key');
+      await pool.query(
+        `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
+                suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
+        [[k.community_id]],
+      );
+      const members = await pool.query({
+        name: 'bench_members_page',
+        text: `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members where id in (
+                 select id from members where community_id = $1 order by joined_at desc, id desc limit $2 offset $3)
+               order by joined_at desc, id desc`,
+        values: [k.community_id, 101, 0],
+      });
+      const users = await pool.query(
+        `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
+                email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
+         where id = any($1::uuid[])`,
+        [members.rows.map((m) => m.user_id)],
+      );
+      const byId = new Map(users.rows.map((u) => [u.id, u]));
+      const data = members.rows.slice(0, 100).map((m) => ({ ...m, user: byId.get(m.user_id) }));
+      return { object: 'list', data, page: 1, pageSize: 100, hasMore: members.rows.length > 100 };
+    });
+    const statementsUrl = `${statementsServer.base}/?key=${key}`;
 
     // Warm-up, then alternate the three subjects so drift of the machine hits all alike; medians of three runs.
     await load(base + path, headers, 2);
     await load(unlimited.base + path, headers, 2);
     await load(bareUrl, {}, 2);
+    await load(statementsUrl, {}, 2);
     const on: LoadResult[] = [];
+    const same: LoadResult[] = [];
     const off: LoadResult[] = [];
     const anchor: LoadResult[] = [];
     for (let round = 0; round < 3; round += 1) {
       on.push(await load(base + path, headers, SECONDS));
       off.push(await load(unlimited.base + path, headers, SECONDS));
       anchor.push(await load(bareUrl, {}, SECONDS));
+      same.push(await load(statementsUrl, {}, SECONDS));
     }
     await bare.close();
+    await statementsServer.close();
 
     const facade = median(on);
     report('GET /v1/members?pageSize=100 (Platform API via gateway, rate limiter on) vs bare node:http + the same SQL', facade, median(anchor), 0.6);
+    report('  (information) bare node:http running the service\'s four statements in turn vs the anchor', median(same), median(anchor));
+    console.log(costSplit(facade, median(same), median(anchor), 'the fourth statement and the full rows'));
     console.log(executionPaths(limited.service));
     console.log(`  SQL statements per request: ${statements}`);
     const onRps = on.reduce((s, r) => s + r.rps, 0) / on.length;

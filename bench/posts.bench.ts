@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, load, report, startBenchService } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -66,13 +66,63 @@ export default async function postsBench(): Promise<void> {
       return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
     });
 
+    // The service's own statements (the caller's suspension, the tribe, the caller's membership, the page, the
+    // authors), one after another as it runs them, with nothing of ours around them: what five statements cost
+    // before any layer of ours. Information only; the anchor above stays the one equivalent query.
+    const owner = authors[0];
+    const statements = await bareServer(async (url) => {
+      const c = url.searchParams.get('c');
+      await pool.query(
+        `select suspended_at, suspended_until, suspension_reason from users
+         where id = $1 and suspended_at is not null and (suspended_until is null or suspended_until > $2) limit $3`,
+        [owner, new Date(), 1],
+      );
+      await pool.query(
+        `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
+                suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
+        [[c]],
+      );
+      await pool.query(
+        `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members
+         where user_id = $1 and community_id in ($2)`,
+        [owner, c],
+      );
+      const page = await pool.query({
+        name: 'bench_posts_page',
+        text: `select id, community_id, author_id, body, media_urls, visibility, status, pinned_at, published_at, created_at,
+                      updated_at, reaction_count, comment_count, hot_score, active_at, held_reason, removed_at, removed_by,
+                      removed_reason
+               from posts where id in (
+                 select id from posts
+                 where community_id = $1 and status = $2 and visibility = any($3::text[])
+                   and ($4::boolean or removed_at is null or author_id = $5::uuid)
+                 order by created_at desc, id desc limit $6 offset $7)
+               order by created_at desc, id desc`,
+        values: [c, 'published', ['public', 'members', 'paid'], true, owner, 51, 0],
+      });
+      const users = await pool.query(
+        `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
+                email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
+         where id = any($1::uuid[])`,
+        [[...new Set(page.rows.map((r) => r.author_id))]],
+      );
+      const byId = new Map(users.rows.map((u) => [u.id, u]));
+      const data = page.rows.slice(0, 50).map((r) => ({ ...r, author: byId.get(r.author_id) }));
+      return { data, pagination: { page: 1, per_page: 50, has_more: page.rows.length > 50 } };
+    });
+
     await load(base + path, headers, 2); // warm-up
     const facade = await load(base + path, headers);
     await load(`${bare.base}/?c=${communityId}`, {}, 2);
     const anchor = await load(`${bare.base}/?c=${communityId}`);
     await bare.close();
+    await load(`${statements.base}/?c=${communityId}`, {}, 2);
+    const same = await load(`${statements.base}/?c=${communityId}`);
+    await statements.close();
 
     report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.5);
+    report('  (information) bare node:http running the service\'s five statements in turn vs the anchor', same, anchor);
+    console.log(costSplit(facade, same, anchor, 'four more statements'));
     console.log(`  SQL statements per list request: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
     console.log(executionPaths(service));
   } finally {

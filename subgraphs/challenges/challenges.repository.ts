@@ -14,9 +14,18 @@ export async function insertChallenge(db: Executor, values: typeof challenges.$i
   return row;
 }
 
+const challengesByIds = preparedOnce((db) =>
+  db
+    .select()
+    .from(challenges)
+    .where(sql`${challenges.id} = any(${sql.placeholder('ids')}::uuid[])`)
+    .prepare('challenges_by_ids'),
+);
+
+/** Challenges by id (every challenge lookup of a request): one array parameter, prepared once per database. */
 export async function findChallengesByIds(db: Executor, ids: readonly string[]): Promise<Challenge[]> {
   if (ids.length === 0) return [];
-  return db.select().from(challenges).where(inArray(challenges.id, [...ids]));
+  return challengesByIds(db).execute({ ids: [...ids] });
 }
 
 /** Challenges of a tribe, newest first. */

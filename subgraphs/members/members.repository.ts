@@ -36,12 +36,18 @@ export async function rolesOfUser(db: Executor, userId: string): Promise<Array<{
 }
 
 /** The caller's memberships in the given communities. */
-export async function findForUser(db: Executor, userId: string, communityIds: readonly string[]): Promise<Member[]> {
-  if (communityIds.length === 0) return [];
-  return db
+const forUser = preparedOnce((db) =>
+  db
     .select()
     .from(members)
-    .where(and(eq(members.userId, userId), inArray(members.communityId, [...communityIds])));
+    .where(and(eq(members.userId, sql.placeholder('userId')), sql`${members.communityId} = any(${sql.placeholder('communityIds')}::uuid[])`))
+    .prepare('members_for_user'),
+);
+
+/** A user's memberships among `communityIds` (every role check of a request): one prepared statement. */
+export async function findForUser(db: Executor, userId: string, communityIds: readonly string[]): Promise<Member[]> {
+  if (communityIds.length === 0) return [];
+  return forUser(db).execute({ userId, communityIds: [...communityIds] });
 }
 
 export async function countByCommunity(db: Executor, communityIds: readonly string[]): Promise<Map<string, number>> {
