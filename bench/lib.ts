@@ -68,8 +68,8 @@ export async function bareServer(handler: (url: URL) => Promise<unknown>): Promi
 
 /** How the service's gateway ran queries so far: on one subgraph's schema, as a local plan, or through the gateway again. */
 export function executionPaths(service: Service): string {
-  const { direct, local, fallback } = service.graph.direct;
-  return `  execution: ${direct} direct on one subgraph, ${local} local plans, ${fallback} run again through the gateway`;
+  const { direct, local, fallback, fixed } = service.graph.direct;
+  return `  execution: ${direct} direct on one subgraph, ${local} local plans (${fixed} of these REST requests without Apollo Server's pipeline), ${fallback} run again through the gateway`;
 }
 
 /**

@@ -139,6 +139,38 @@ describe('execution fast paths', () => {
     expect(mutation.direct + mutation.local + mutation.fallback).toBe(0);
   });
 
+  it("a REST document runs on its learnt route without Apollo Server's pipeline and answers as before, errors included", async () => {
+    const get = async (token: string) => {
+      const res = await t.api.get(`/v1/communities/${tribe.id}/posts?per_page=2`).set('authorization', `Bearer ${token}`);
+      return { status: res.status, body: JSON.stringify(res.body) };
+    };
+    const memberToken = await accessToken(t, member);
+    const outsiderToken = await accessToken(t, outsider);
+    // The first run plans through Apollo Server and the gateway, the second learns the route, the rest take it.
+    const before = { ...t.graph.direct };
+    const runs = [];
+    for (let i = 0; i < COMPILE_AFTER + 3; i += 1) runs.push(await get(memberToken));
+    expect(runs[0].status).toBe(200);
+    expect(JSON.parse(runs[0].body).data).toHaveLength(2);
+    for (const run of runs) expect(run).toEqual(runs[0]);
+    expect(t.graph.direct.fixed - before.fixed).toBeGreaterThanOrEqual(COMPILE_AFTER + 1);
+    expect(t.graph.direct.fallback - before.fallback).toBe(0);
+
+    // An outsider of the private tribe: the fast run meets the error, and the gateway answers it once per request.
+    const refused = await get(outsiderToken);
+    expect(refused.status).toBe(403);
+    const after = { ...t.graph.direct };
+    for (let i = 0; i < 3; i += 1) expect(await get(outsiderToken)).toEqual(refused);
+    expect(t.graph.direct.fallback - after.fallback).toBe(3);
+    expect(t.graph.direct.fixed - after.fixed).toBe(0);
+
+    // A removed member loses the posts at once on the learnt route too.
+    await t.deps.database.db.execute(sql`delete from members where community_id = ${tribe.id} and user_id = ${member.id}`);
+    expect(await get(memberToken)).toEqual(refused);
+    await t.deps.database.db.execute(sql`insert into members (community_id, user_id, role) values (${tribe.id}, ${member.id}, 'member')`);
+    expect(await get(memberToken)).toEqual(runs[0]);
+  });
+
   it('an access token verified before is refused at once when its user is suspended, and when it expires', async () => {
     const token = await accessToken(t, member);
     const me = () => t.api.get('/v1/auth/me').set('authorization', `Bearer ${token}`);

@@ -1,6 +1,7 @@
 import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
-import { getVariableValues, visit, BREAK, type DocumentNode } from 'graphql';
+import { getVariableValues, visit, BREAK, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { findBadText, type RequestContext } from '../../subgraphs/kernel/index.js';
 import { compileLocalPlan, type LocalPlan } from './local-plan.js';
 import type { LocalSubgraphSource } from './local-source.js';
 
@@ -33,19 +34,57 @@ export interface DirectPath {
   wrap(gateway: GatewayInterface): GatewayInterface;
   /**
    * Counters for tests and benchmarks: requests served directly on one subgraph's schema, by a local plan, and those
-   * run again through the gateway.
+   * run again through the gateway; `fixed`: of the first two, the REST facade's requests answered without Apollo
+   * Server's request pipeline.
    */
-  readonly stats: { direct: number; local: number; fallback: number };
+  readonly stats: { direct: number; local: number; fallback: number; fixed: number };
+  /**
+   * The REST facade's fixed documents (a bounded set of texts in the code) skip Apollo Server's request pipeline
+   * once the gateway has planned them as a local route (`fixed` names a text; its route is learnt when Apollo Server
+   * runs it again, with the same parsed document). See `createGraph`'s runner.
+   */
+  fixed(text: string): void;
+  /**
+   * `{ data }`, or `{ context }` for Apollo Server to run the request with: the caller's own, or when the fast run
+   * fell through (an error to report), a copy marked so that Apollo Server's run goes to the gateway at once.
+   */
+  runFixed(text: string, context: RequestContext, variables: Record<string, unknown>): Promise<{ data: Record<string, unknown> } | { context: RequestContext }>;
 }
+
+/** Marks a context whose fast run fell through (a symbol key: Apollo Server's shallow copy keeps it). */
+const GATEWAY_ONLY = Symbol('gatewayOnly');
+
+/** A shallow copy of a context, as Apollo Server makes one for every operation it runs. */
+const copyOf = (ctx: RequestContext, extra: object): RequestContext => Object.assign(Object.create(Object.getPrototypeOf(ctx)), ctx, extra);
 
 /** Where a document's operation runs: a subgraph's schema, a local plan, or null for the gateway. */
 type Route = { source: LocalSubgraphSource } | { plan: LocalPlan } | null;
+
+/** A fixed document's known route, with what Apollo Server had checked before execution. */
+interface FixedRoute {
+  route: NonNullable<Route>;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  operationName: string | undefined;
+  schema: GraphQLSchema;
+}
 
 export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource>): DirectPath {
   // Per parsed document, per operation name: the route. Apollo Server keeps parsed documents in its document store,
   // so this holds at most what that store holds.
   const routes = new WeakMap<DocumentNode, Map<string, Route>>();
-  const stats = { direct: 0, local: 0, fallback: 0 };
+  const stats = { direct: 0, local: 0, fallback: 0, fixed: 0 };
+  // The REST facade's fixed texts, with their route once the gateway has planned them (null until then, or for good
+  // when the gateway runs them). Only texts named by `fixed` are kept: a bounded set.
+  const fixedRoutes = new Map<string, FixedRoute | null>();
+
+  /** Runs a route: the data, or undefined when the gateway must answer. */
+  const run = (route: NonNullable<Route>, document: DocumentNode, operationName: string | undefined, context: RequestContext, variables: Record<string, unknown>) =>
+    'plan' in route ? route.plan(context, variables) : route.source.executeFast(document, operationName, variables, context);
+  const count = (route: NonNullable<Route>) => {
+    if ('plan' in route) stats.local += 1;
+    else stats.direct += 1;
+  };
 
   const didResolveQueryPlan: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, requestContext }) => {
     const { document, operation, operationName } = requestContext;
@@ -73,6 +112,35 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     byName.set(operationName ?? '', plan ? { plan } : null);
   };
 
+  /** Records the route of a fixed text once its one operation is planned (`didResolveQueryPlan` ran just before). */
+  const learnFixed = (requestContext: GatewayGraphQLRequestContext) => {
+    const { source, document, operation, schema, request } = requestContext;
+    if (fixedRoutes.get(source) !== null || request.operationName) return; // the runner never names an operation
+    const operationName = requestContext.operationName ?? undefined;
+    const route = routes.get(document)?.get(operationName ?? '');
+    if (route && operation.operation === 'query') fixedRoutes.set(source, { route, document, operation, operationName, schema });
+  };
+
+  const fixed = (text: string) => {
+    if (!fixedRoutes.has(text)) fixedRoutes.set(text, null);
+  };
+
+  const runFixed = async (text: string, ctx: RequestContext, variables: Record<string, unknown>) => {
+    const known = fixedRoutes.get(text);
+    if (!known) return { context: ctx };
+    // What Apollo Server checks per request before execution: the input rule on variables (literals were checked
+    // when the text was first run), and the variables against the API schema, as the gateway does.
+    if (findBadText(variables)) return { context: ctx };
+    const definitions = known.operation.variableDefinitions;
+    if (definitions?.length && getVariableValues(known.schema, definitions, variables).errors) return { context: ctx };
+    // Apollo Server runs every operation on a shallow copy of the context, with its operation type recorded.
+    const data = await run(known.route, known.document, known.operationName, copyOf(ctx, { operation: 'query' }), variables);
+    if (!data) return { context: copyOf(ctx, { [GATEWAY_ONLY]: true }) };
+    count(known.route);
+    stats.fixed += 1;
+    return { data };
+  };
+
   const wrap = (gateway: GatewayInterface): GatewayInterface => ({
     onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
     stop: () => gateway.stop(),
@@ -81,41 +149,38 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
       const viaGateway = loaded.executor;
       if (!viaGateway) return loaded;
       const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
+        if (fixedRoutes.size) learnFixed(requestContext);
         const route = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
         if (!route || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
+        if ((requestContext.context as { [GATEWAY_ONLY]?: true })[GATEWAY_ONLY]) {
+          stats.fallback += 1;
+          return viaGateway(requestContext);
+        }
         // The gateway checks the variables against the API schema first (an input type there can have fewer fields
         // than in one subgraph): a request it would refuse goes to it.
         const definitions = requestContext.operation.variableDefinitions;
         if (definitions?.length && getVariableValues(requestContext.schema, definitions, requestContext.request.variables ?? {}).errors) {
           return viaGateway(requestContext);
         }
-        if ('plan' in route) {
-          const data = await route.plan(requestContext.context, requestContext.request.variables ?? {});
-          if (!data) {
-            stats.fallback += 1;
-            return viaGateway(requestContext);
-          }
-          stats.local += 1;
-          return { data };
-        }
-        const data = await route.source.executeFast(
+        const data = await run(
+          route,
           requestContext.document,
           requestContext.operationName ?? undefined,
+          requestContext.context as RequestContext,
           requestContext.request.variables ?? {},
-          requestContext.context,
         );
         if (!data) {
           stats.fallback += 1;
           return viaGateway(requestContext);
         }
-        stats.direct += 1;
+        count(route);
         return { data };
       };
       return { ...loaded, executor };
     },
   });
 
-  return { didResolveQueryPlan, wrap, stats };
+  return { didResolveQueryPlan, wrap, stats, fixed, runFixed };
 }
 
 /** Whether a document selects `__schema` or `__type` anywhere (the gateway answers introspection itself). */
