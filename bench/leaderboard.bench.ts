@@ -3,7 +3,7 @@
 // to users the service does not do), and SQL statements per leaderboard page at per_page 10 and 50.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService } from './lib.js';
 
 const PARTICIPANTS = 10_000;
 
@@ -90,26 +90,15 @@ export default async function leaderboardBench(): Promise<void> {
     const ownerId: string = signup.body.user.id;
     const statements = await bareServer(async (url) => {
       const c = url.searchParams.get('c');
-      await pool.query(
-        `select suspended_at, suspended_until, suspension_reason from users
-         where id = $1 and suspended_at is not null and (suspended_until is null or suspended_until > $2) limit $3`,
-        [ownerId, new Date(), 1],
-      );
-      await pool.query(
-        `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
-                suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
-        [[communityId]],
-      );
-      await pool.query(
-        `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members
-         where user_id = $1 and community_id in ($2)`,
-        [ownerId, communityId],
-      );
-      await pool.query(
-        `select id, community_id, title, description, duration_days, challenge_type, access_type, price_cents, currency,
-                xp_reward, created_by, created_at, updated_at from challenges where id in ($1)`,
-        [c],
-      );
+      await serviceStatements.suspension(pool, ownerId);
+      await serviceStatements.tribe(pool, communityId);
+      await serviceStatements.membership(pool, ownerId, communityId);
+      await pool.query({
+        name: 'bench_challenges_by_ids',
+        text: `select id, community_id, title, description, duration_days, challenge_type, access_type, price_cents,
+                      currency, xp_reward, created_by, created_at, updated_at from challenges where id = any($1::uuid[])`,
+        values: [[c]],
+      });
       const page = await pool.query({
         name: 'bench_leaderboard_page',
         text: `select id, challenge_id, community_id, user_id, status, order_id, started_at, completed_days, streak_run,
@@ -118,12 +107,7 @@ export default async function leaderboardBench(): Promise<void> {
                order by completed_days desc, xp_earned desc, last_checkin_at asc nulls last, id asc limit $2 offset $3`,
         values: [c, 51, 0],
       });
-      const users = await pool.query(
-        `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
-                email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
-         where id = any($1::uuid[])`,
-        [page.rows.map((r) => r.user_id)],
-      );
+      const users = await serviceStatements.users(pool, page.rows.map((r) => r.user_id));
       const byId = new Map(users.rows.map((u) => [u.id, u]));
       const data = page.rows.slice(0, 50).map((r) => ({ ...r, user: byId.get(r.user_id) }));
       return { data, pagination: { page: 1, per_page: 50, has_more: page.rows.length > 50 } };

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import type pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,8 +70,48 @@ export async function bareServer(handler: (url: URL) => Promise<unknown>): Promi
 /** How the service's gateway ran queries so far: on one subgraph's schema, as a local plan, or through the gateway again. */
 export function executionPaths(service: Service): string {
   const { direct, local, fallback, fixed } = service.graph.direct;
-  return `  execution: ${direct} direct on one subgraph, ${local} local plans (${fixed} of these REST requests without Apollo Server's pipeline), ${fallback} run again through the gateway`;
+  return `  execution: ${direct} direct on one subgraph, ${local} local plans (${fixed} of these without Apollo Server's pipeline: known REST and /graphql texts), ${fallback} run again through the gateway`;
 }
+
+/**
+ * The lookups the service runs around a tribe's list, as texts it sends and prepared as it prepares them, for the
+ * benches' bare handlers that run the service's own statements with nothing of ours around them.
+ */
+export const serviceStatements = {
+  /** The caller's suspension (every request of an access token). */
+  suspension: (pool: pg.Pool, userId: string) =>
+    pool.query({
+      name: 'bench_user_suspension',
+      text: `select suspended_at, suspended_until, suspension_reason from users
+             where id = $1 and suspended_at is not null and (suspended_until is null or suspended_until > $2) limit $3`,
+      values: [userId, new Date(), 1],
+    }),
+  /** The tribe (`communities_by_ids`). */
+  tribe: (pool: pg.Pool, communityId: string) =>
+    pool.query({
+      name: 'bench_communities_by_ids',
+      text: `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
+                    suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
+      values: [[communityId]],
+    }),
+  /** The caller's role in the tribe (`members_for_user`). */
+  membership: (pool: pg.Pool, userId: string, communityId: string) =>
+    pool.query({
+      name: 'bench_members_for_user',
+      text: `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members
+             where user_id = $1 and community_id = any($2::uuid[])`,
+      values: [userId, [communityId]],
+    }),
+  /** Users by id, every column (`identity_users_by_ids`: authors, participants, members). */
+  users: (pool: pg.Pool, ids: string[]) =>
+    pool.query({
+      name: 'bench_users_by_ids',
+      text: `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
+                    email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
+             where id = any($1::uuid[])`,
+      values: [[...new Set(ids)]],
+    }),
+};
 
 /**
  * Where a subject's time per request goes, from three runs of one process: the anchor (the one equivalent query),

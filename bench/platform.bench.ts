@@ -3,7 +3,7 @@
 // per-key rate limiter (on versus off, RATE_LIMIT_ENABLED=false exists for this measurement only).
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService, type LoadResult } from './lib.js';
 
 const MEMBERS = 150;
 const SECONDS = 6;
@@ -97,17 +97,14 @@ export default async function platformBench(): Promise<void> {
     // of ours around them. Information only: the anchor stays the three statements a bare handler needs.
     const statementsServer = await bareServer(async (url) => {
       const hash = createHash('sha256').update(url.searchParams.get('key') ?? '').digest('hex');
-      const keyRow = await pool.query(
-        'select id, community_id, scopes, last_used_at from api_keys where key_hash = $1 and revoked_at is null limit $2',
-        [hash, 1],
-      );
+      const keyRow = await pool.query({
+        name: 'bench_api_key_by_hash',
+        text: 'select id, community_id, scopes, last_used_at from api_keys where key_hash = $1 and revoked_at is null limit $2',
+        values: [hash, 1],
+      });
       const k = keyRow.rows[0];
       if (!k || !k.scopes.includes('members:read')) throw new Error('bad key');
-      await pool.query(
-        `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
-                suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
-        [[k.community_id]],
-      );
+      await serviceStatements.tribe(pool, k.community_id);
       const members = await pool.query({
         name: 'bench_members_page',
         text: `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members where id in (
@@ -115,12 +112,7 @@ export default async function platformBench(): Promise<void> {
                order by joined_at desc, id desc`,
         values: [k.community_id, 101, 0],
       });
-      const users = await pool.query(
-        `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
-                email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
-         where id = any($1::uuid[])`,
-        [members.rows.map((m) => m.user_id)],
-      );
+      const users = await serviceStatements.users(pool, members.rows.map((m) => m.user_id));
       const byId = new Map(users.rows.map((u) => [u.id, u]));
       const data = members.rows.slice(0, 100).map((m) => ({ ...m, user: byId.get(m.user_id) }));
       return { object: 'list', data, page: 1, pageSize: 100, hasMore: members.rows.length > 100 };

@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -71,22 +71,10 @@ export default async function postsBench(): Promise<void> {
     // before any layer of ours. Information only; the anchor above stays the one equivalent query.
     const owner = authors[0];
     const statements = await bareServer(async (url) => {
-      const c = url.searchParams.get('c');
-      await pool.query(
-        `select suspended_at, suspended_until, suspension_reason from users
-         where id = $1 and suspended_at is not null and (suspended_until is null or suspended_until > $2) limit $3`,
-        [owner, new Date(), 1],
-      );
-      await pool.query(
-        `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
-                suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
-        [[c]],
-      );
-      await pool.query(
-        `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members
-         where user_id = $1 and community_id in ($2)`,
-        [owner, c],
-      );
+      const c = url.searchParams.get('c') ?? '';
+      await serviceStatements.suspension(pool, owner);
+      await serviceStatements.tribe(pool, c);
+      await serviceStatements.membership(pool, owner, c);
       const page = await pool.query({
         name: 'bench_posts_page',
         text: `select id, community_id, author_id, body, media_urls, visibility, status, pinned_at, published_at, created_at,
@@ -100,12 +88,7 @@ export default async function postsBench(): Promise<void> {
                order by created_at desc, id desc`,
         values: [c, 'published', ['public', 'members', 'paid'], true, owner, 51, 0],
       });
-      const users = await pool.query(
-        `select id, email, username, display_name, avatar_url, bio, location, links, password_hash, idp_subject,
-                email_verified_at, created_at, suspended_at, suspended_until, suspension_reason from users
-         where id = any($1::uuid[])`,
-        [[...new Set(page.rows.map((r) => r.author_id))]],
-      );
+      const users = await serviceStatements.users(pool, page.rows.map((r) => r.author_id));
       const byId = new Map(users.rows.map((u) => [u.id, u]));
       const data = page.rows.slice(0, 50).map((r) => ({ ...r, author: byId.get(r.author_id) }));
       return { data, pagination: { page: 1, per_page: 50, has_more: page.rows.length > 50 } };

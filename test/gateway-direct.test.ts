@@ -171,6 +171,42 @@ describe('execution fast paths', () => {
     expect(await get(memberToken)).toEqual(runs[0]);
   });
 
+  it("a /graphql query text sent again runs without Apollo Server's pipeline: the same status, headers and body", async () => {
+    const send = async (user: TestUser, body: Record<string, unknown>, accept?: string) => {
+      const req = t.api.post('/graphql').set('content-type', 'application/json').set('cookie', user.cookie);
+      if (accept) req.set('accept', accept);
+      const res = await req.send(body);
+      const { date: _date, 'x-request-id': _id, ...headers } = res.headers;
+      return { status: res.status, headers, text: res.text };
+    };
+    const body = { query: ACROSS, variables: { c: tribe.id, n: 2 } };
+    const first = await send(member, body);
+    expect(first.status).toBe(200);
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(first.text).data.page.items).toHaveLength(2);
+    const before = { ...t.graph.direct };
+    for (let i = 0; i < COMPILE_AFTER + 2; i += 1) expect(await send(member, body)).toEqual(first);
+    expect(await send(member, { ...body, operationName: 'Across' })).toEqual(first);
+    expect(t.graph.direct.fixed - before.fixed).toBeGreaterThanOrEqual(COMPILE_AFTER + 1);
+
+    // Not taken: another Accept (Apollo Server negotiates the type), another operation name (Apollo Server's error).
+    const noted = { ...t.graph.direct };
+    const negotiated = await send(member, body, 'application/graphql-response+json');
+    expect(negotiated.headers['content-type']).toBe('application/graphql-response+json; charset=utf-8');
+    expect(negotiated.text).toBe(first.text);
+    const misnamed = await send(member, { ...body, operationName: 'Other' });
+    expect(JSON.parse(misnamed.text).errors[0].message).toBe('Unknown operation named "Other".');
+    expect(t.graph.direct.fixed - noted.fixed).toBe(0);
+
+    // An outsider of the private tribe: refused word for word, the gateway running it once per request.
+    const refused = await send(outsider, body);
+    expect(JSON.parse(refused.text).errors[0].extensions.code).toBe('FORBIDDEN');
+    const after = { ...t.graph.direct };
+    for (let i = 0; i < 3; i += 1) expect(await send(outsider, body)).toEqual(refused);
+    expect(t.graph.direct.fallback - after.fallback).toBe(3);
+    expect(t.graph.direct.fixed - after.fixed).toBe(0);
+  });
+
   it('an access token verified before is refused at once when its user is suspended, and when it expires', async () => {
     const token = await accessToken(t, member);
     const me = () => t.api.get('/v1/auth/me').set('authorization', `Bearer ${token}`);

@@ -1,6 +1,6 @@
 import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
-import { getVariableValues, visit, BREAK, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { getVariableValues, visit, BREAK, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { findBadText, type RequestContext } from '../../subgraphs/kernel/index.js';
 import { compileLocalPlan, type LocalPlan } from './local-plan.js';
 import type { LocalSubgraphSource } from './local-source.js';
@@ -34,22 +34,34 @@ export interface DirectPath {
   wrap(gateway: GatewayInterface): GatewayInterface;
   /**
    * Counters for tests and benchmarks: requests served directly on one subgraph's schema, by a local plan, and those
-   * run again through the gateway; `fixed`: of the first two, the REST facade's requests answered without Apollo
-   * Server's request pipeline.
+   * run again through the gateway; `fixed`: of the first two, the requests of known texts (REST facade, `/graphql`)
+   * answered without Apollo Server's request pipeline.
    */
   readonly stats: { direct: number; local: number; fallback: number; fixed: number };
   /**
-   * The REST facade's fixed documents (a bounded set of texts in the code) skip Apollo Server's request pipeline
-   * once the gateway has planned them as a local route (`fixed` names a text; its route is learnt when Apollo Server
-   * runs it again, with the same parsed document). See `createGraph`'s runner.
+   * Known texts skip Apollo Server's request pipeline once the gateway has planned them as a local route (the route
+   * is learnt when Apollo Server runs a named text again, with the same parsed document): the REST facade's fixed
+   * documents (`fixed`: a bounded set of texts in the code; see `createGraph`'s runner), and the last
+   * `CLIENT_TEXTS` texts of up to `CLIENT_TEXT_CHARS` characters web clients sent to `/graphql` (`seen`; see
+   * `graphqlFastPath` in the REST facade).
    */
   fixed(text: string): void;
+  seen(text: string): void;
   /**
    * `{ data }`, or `{ context }` for Apollo Server to run the request with: the caller's own, or when the fast run
    * fell through (an error to report), a copy marked so that Apollo Server's run goes to the gateway at once.
    */
-  runFixed(text: string, context: RequestContext, variables: Record<string, unknown>): Promise<{ data: Record<string, unknown> } | { context: RequestContext }>;
+  runFixed(
+    text: string,
+    context: RequestContext,
+    variables: Record<string, unknown>,
+    operationName?: string | null,
+  ): Promise<{ data: Record<string, unknown> } | { context: RequestContext }>;
 }
+
+/** How many `/graphql` texts keep a learnt route (the oldest is forgotten first), and the longest text kept. */
+export const CLIENT_TEXTS = 200;
+export const CLIENT_TEXT_CHARS = 8_192;
 
 /** Marks a context whose fast run fell through (a symbol key: Apollo Server's shallow copy keeps it). */
 const GATEWAY_ONLY = Symbol('gatewayOnly');
@@ -74,9 +86,11 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
   // so this holds at most what that store holds.
   const routes = new WeakMap<DocumentNode, Map<string, Route>>();
   const stats = { direct: 0, local: 0, fallback: 0, fixed: 0 };
-  // The REST facade's fixed texts, with their route once the gateway has planned them (null until then, or for good
-  // when the gateway runs them). Only texts named by `fixed` are kept: a bounded set.
+  // Known texts, with their route once the gateway has planned them (null until then, or for good when the gateway
+  // runs them): the REST facade's fixed texts (a set bounded by the code), and the last CLIENT_TEXTS of /graphql.
   const fixedRoutes = new Map<string, FixedRoute | null>();
+  const clientRoutes = new Map<string, FixedRoute | null>();
+  const tableOf = (text: string) => (fixedRoutes.has(text) ? fixedRoutes : clientRoutes.has(text) ? clientRoutes : undefined);
 
   /** Runs a route: the data, or undefined when the gateway must answer. */
   const run = (route: NonNullable<Route>, document: DocumentNode, operationName: string | undefined, context: RequestContext, variables: Record<string, unknown>) =>
@@ -112,22 +126,33 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     byName.set(operationName ?? '', plan ? { plan } : null);
   };
 
-  /** Records the route of a fixed text once its one operation is planned (`didResolveQueryPlan` ran just before). */
+  /**
+   * Records the route of a known text once its operation is planned (`didResolveQueryPlan` ran on an earlier run of
+   * the same parsed document): only a document of one operation, so that the text alone names the route.
+   */
   const learnFixed = (requestContext: GatewayGraphQLRequestContext) => {
-    const { source, document, operation, schema, request } = requestContext;
-    if (fixedRoutes.get(source) !== null || request.operationName) return; // the runner never names an operation
+    const { source, document, operation, schema } = requestContext;
+    const table = tableOf(source);
+    if (!table || table.get(source) !== null || document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length !== 1) return;
     const operationName = requestContext.operationName ?? undefined;
     const route = routes.get(document)?.get(operationName ?? '');
-    if (route && operation.operation === 'query') fixedRoutes.set(source, { route, document, operation, operationName, schema });
+    if (route && operation.operation === 'query') table.set(source, { route, document, operation, operationName, schema });
   };
 
   const fixed = (text: string) => {
     if (!fixedRoutes.has(text)) fixedRoutes.set(text, null);
   };
 
-  const runFixed = async (text: string, ctx: RequestContext, variables: Record<string, unknown>) => {
-    const known = fixedRoutes.get(text);
-    if (!known) return { context: ctx };
+  const seen = (text: string) => {
+    if (text.length > CLIENT_TEXT_CHARS || clientRoutes.has(text) || fixedRoutes.has(text)) return;
+    if (clientRoutes.size >= CLIENT_TEXTS) clientRoutes.delete(clientRoutes.keys().next().value!);
+    clientRoutes.set(text, null);
+  };
+
+  const runFixed = async (text: string, ctx: RequestContext, variables: Record<string, unknown>, operationName?: string | null) => {
+    const known = fixedRoutes.get(text) ?? clientRoutes.get(text);
+    // An operation name other than the document's one operation: Apollo Server answers (with its error).
+    if (!known || (operationName != null && operationName !== known.operationName)) return { context: ctx };
     // What Apollo Server checks per request before execution: the input rule on variables (literals were checked
     // when the text was first run), and the variables against the API schema, as the gateway does.
     if (findBadText(variables)) return { context: ctx };
@@ -149,7 +174,7 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
       const viaGateway = loaded.executor;
       if (!viaGateway) return loaded;
       const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
-        if (fixedRoutes.size) learnFixed(requestContext);
+        learnFixed(requestContext);
         const route = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
         if (!route || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
         if ((requestContext.context as { [GATEWAY_ONLY]?: true })[GATEWAY_ONLY]) {
@@ -180,7 +205,7 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     },
   });
 
-  return { didResolveQueryPlan, wrap, stats, fixed, runFixed };
+  return { didResolveQueryPlan, wrap, stats, fixed, seen, runFixed };
 }
 
 /** Whether a document selects `__schema` or `__type` anywhere (the gateway answers introspection itself). */

@@ -48,6 +48,8 @@ export interface Graph {
   apiSchema: GraphQLSchema;
   /** Queries of in-process subgraphs run on their schemas directly (see `direct.ts`, `local-plan.ts`); its counters. */
   direct: DirectPath['stats'];
+  /** Known texts without Apollo Server's request pipeline (`direct.ts`): what `/graphql`'s fast path uses. */
+  known: Pick<DirectPath, 'seen' | 'runFixed'>;
   stop(): Promise<void>;
 }
 
@@ -114,7 +116,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     // The data has the shape the document selects: the generated result type of that document.
     return response.body.singleResult as ExecutionResult<TResult>;
   };
-  return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, stop: () => server.stop() };
+  return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, known: direct, stop: () => server.stop() };
 }
 
 /**

@@ -12,7 +12,8 @@ import { unsubscribeRouter } from './application/unsubscribe.js';
 import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
 import { HttpError, toHttpError } from './errors.js';
-import { contextOf, requestLogging } from './http.js';
+import { requestLogging } from './http.js';
+import { graphqlContext, graphqlFastPath } from './graphql-fast.js';
 import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
 import { docsRouter, graphqlExplorer } from './portal/docs.js';
@@ -96,7 +97,8 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
     express.json({ limit: app.config.bodyLimitBytes }),
     persistedOperations(app.config.graphql), // GRAPHQL_PERSISTED_ONLY: manifest operations only, refused before parsing
     sessionAuth(app),
-    expressMiddleware(graph.server, { context: async ({ req }) => contextOf(app, req) }),
+    graphqlFastPath(app, graph), // a query text planned before as a local route: without Apollo Server's pipeline
+    expressMiddleware(graph.server, { context: async ({ req, res }) => graphqlContext(app, req, res) }),
   );
   graphqlRouter.use(graphqlErrors);
   http.use('/graphql', graphqlRouter);
