@@ -3,7 +3,7 @@
 // to users the service does not do), and SQL statements per leaderboard page at per_page 10 and 50.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService } from './lib.js';
 
 const PARTICIPANTS = 10_000;
 
@@ -113,13 +113,13 @@ export default async function leaderboardBench(): Promise<void> {
       return { data, pagination: { page: 1, per_page: 50, has_more: page.rows.length > 50 } };
     });
 
-    await load(base + path(50), headers, 2); // warm-up
-    const facade = await load(base + path(50), headers);
-    await load(`${bare.base}/?c=${challengeId}`, {}, 2);
-    const anchor = await load(`${bare.base}/?c=${challengeId}`);
+    // Subject, anchor and the bare handler with the service's statements in turn, three rounds; medians.
+    const [facade, anchor, same] = await alternate([
+      { url: base + path(50), headers },
+      { url: `${bare.base}/?c=${challengeId}` },
+      { url: `${statements.base}/?c=${challengeId}` },
+    ]);
     await bare.close();
-    await load(`${statements.base}/?c=${challengeId}`, {}, 2);
-    const same = await load(`${statements.base}/?c=${challengeId}`);
     await statements.close();
 
     report(

@@ -32,6 +32,26 @@ export async function load(
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
 }
 
+/** The median run by requests per second. */
+export const median = (runs: LoadResult[]): LoadResult => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+
+/**
+ * Drives each target in turn for `seconds`, `rounds` times over, after a 2 s warm-up of each, so that drift of the
+ * shared machine hits all alike; returns each target's median run.
+ */
+export async function alternate(
+  targets: Array<{ url: string; headers?: Record<string, string> }>,
+  rounds = 3,
+  seconds = 6,
+): Promise<LoadResult[]> {
+  for (const t of targets) await load(t.url, t.headers, 2);
+  const runs: LoadResult[][] = targets.map(() => []);
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [i, t] of targets.entries()) runs[i].push(await load(t.url, t.headers, seconds));
+  }
+  return runs.map(median);
+}
+
 /** The whole service on the bench database, listening on an ephemeral port. */
 export async function startBenchService(env: Record<string, string> = {}): Promise<{ service: Service; base: string }> {
   const config = loadConfig({

@@ -3,7 +3,7 @@
 // per-key rate limiter (on versus off, RATE_LIMIT_ENABLED=false exists for this measurement only).
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, median, serviceStatements, load, report, startBenchService, type LoadResult } from './lib.js';
 
 const MEMBERS = 150;
 const SECONDS = 6;
@@ -13,8 +13,6 @@ async function json(base: string, path: string, init: RequestInit = {}) {
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 
-/** The median run by requests per second. */
-const median = (runs: LoadResult[]): LoadResult => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 
 export default async function platformBench(): Promise<void> {
   // A limit no load reaches: the limiter still counts every request.

@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, serviceStatements, load, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -94,13 +94,13 @@ export default async function postsBench(): Promise<void> {
       return { data, pagination: { page: 1, per_page: 50, has_more: page.rows.length > 50 } };
     });
 
-    await load(base + path, headers, 2); // warm-up
-    const facade = await load(base + path, headers);
-    await load(`${bare.base}/?c=${communityId}`, {}, 2);
-    const anchor = await load(`${bare.base}/?c=${communityId}`);
+    // Subject, anchor and the bare handler with the service's statements in turn, three rounds; medians.
+    const [facade, anchor, same] = await alternate([
+      { url: base + path, headers },
+      { url: `${bare.base}/?c=${communityId}` },
+      { url: `${statements.base}/?c=${communityId}` },
+    ]);
     await bare.close();
-    await load(`${statements.base}/?c=${communityId}`, {}, 2);
-    const same = await load(`${statements.base}/?c=${communityId}`);
     await statements.close();
 
     report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.5);
