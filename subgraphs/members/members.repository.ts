@@ -35,7 +35,6 @@ export async function rolesOfUser(db: Executor, userId: string): Promise<Array<{
   return rolesOf(db).execute({ userId });
 }
 
-/** The caller's memberships in the given communities. */
 const forUser = preparedOnce((db) =>
   db
     .select()
