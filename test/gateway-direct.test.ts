@@ -198,6 +198,14 @@ describe('execution fast paths', () => {
     expect(JSON.parse(misnamed.text).errors[0].message).toBe('Unknown operation named "Other".');
     expect(t.graph.direct.fixed - noted.fixed).toBe(0);
 
+    // Bad variables on a learnt text answer what Apollo Server answers for them (an Accept it negotiates itself).
+    for (const variables of [{ c: 'a\u0000b', n: 2 }, { c: tribe.id, n: 'two' }, { n: 2 }, { c: 'not-a-tribe', n: 2 }]) {
+      const viaApollo = await send(member, { ...body, variables }, 'application/json;q=0.9, */*;q=0.1');
+      expect(viaApollo.status).toBeGreaterThanOrEqual(200);
+      expect(JSON.parse(viaApollo.text).errors?.length).toBeGreaterThan(0);
+      expect(await send(member, { ...body, variables })).toEqual(viaApollo);
+    }
+
     // An outsider of the private tribe: refused word for word, the gateway running it once per request.
     const refused = await send(outsider, body);
     expect(JSON.parse(refused.text).errors[0].extensions.code).toBe('FORBIDDEN');
