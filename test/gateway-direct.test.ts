@@ -215,6 +215,46 @@ describe('execution fast paths', () => {
     expect(t.graph.direct.fixed - after.fixed).toBe(0);
   });
 
+  it('an operationName naming no operation, or none for a document of several, is 400 BAD_USER_INPUT, the same every time (POST and GET)', async () => {
+    const send = async (body: Record<string, unknown>) => {
+      const res = await t.api.post('/graphql').set('content-type', 'application/json').set('cookie', member.cookie).send(body);
+      return { status: res.status, body: res.body };
+    };
+    const get = async (params: Record<string, string>) => {
+      const res = await t.api.get('/graphql').query(params).set('accept', 'application/json').set('apollo-require-preflight', '1').set('cookie', member.cookie);
+      return { status: res.status, body: res.body };
+    };
+    const refusal = (message: string, reason: string) => ({ status: 400, body: { errors: [{ message, extensions: { code: 'BAD_USER_INPUT', reason, status: 400 } }] } });
+    const unknown = (name: string) => refusal(`Unknown operation named "${name}".`, 'unknown_operation');
+    const nameRequired = refusal('Must provide operation name if query contains multiple operations.', 'operation_name_required');
+    const TWO = 'query A { __typename } query C { __typename }';
+    // A text the fast path has learnt, then sent under another name.
+    const across = { query: ACROSS, variables: { c: tribe.id, n: 2 } };
+    for (let i = 0; i < 2; i += 1) expect((await send(across)).status).toBe(200);
+
+    const cases: Array<[Record<string, unknown>, ReturnType<typeof refusal>]> = [
+      [{ query: 'query A { __typename }', operationName: 'B' }, unknown('B')],
+      [{ ...across, operationName: 'Other' }, unknown('Other')],
+      [{ query: TWO }, nameRequired],
+      [{ query: TWO, operationName: 'Z' }, unknown('Z')],
+      [{ query: '{ __typename }', operationName: '' }, unknown('')],
+    ];
+    for (const [body, expected] of cases) {
+      expect(await send(body)).toEqual(expected);
+      expect(await send(body)).toEqual(expected);
+    }
+    for (const [params, expected] of [
+      [{ query: 'query A { __typename }', operationName: 'B' }, unknown('B')],
+      [{ query: TWO }, nameRequired],
+    ] as const) {
+      expect(await get(params)).toEqual(expected);
+      expect(await get(params)).toEqual(expected);
+    }
+    // A name that resolves still runs.
+    expect(await send({ query: TWO, operationName: 'C' })).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
+    expect(await get({ query: TWO, operationName: 'C' })).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
+  });
+
   it('an access token verified before is refused at once when its user is suspended, and when it expires', async () => {
     const token = await accessToken(t, member);
     const me = () => t.api.get('/v1/auth/me').set('authorization', `Bearer ${token}`);

@@ -265,6 +265,19 @@ describe('GRAPHQL_PERSISTED_ONLY=true', () => {
     expect(r.body.data.communities).toMatchObject({ page: 1, perPage: 1 });
   });
 
+  it('answers a manifest operation sent under a name it does not have with 400 BAD_USER_INPUT unknown_operation, the same every time', async () => {
+    const expected = {
+      status: 400,
+      body: { errors: [{ message: 'Unknown operation named "Elsewhere".', extensions: { code: 'BAD_USER_INPUT', reason: 'unknown_operation', status: 400 } }] },
+    };
+    const byText = { query: Docs.listCommunities, variables: { perPage: 1 }, operationName: 'Elsewhere' };
+    const byHash = { extensions: { persistedQuery: { version: 1, sha256Hash: operationHash(Docs.listCommunities) } }, variables: { perPage: 1 }, operationName: 'Elsewhere' };
+    for (const body of [byText, byText, byHash, byHash]) {
+      const { status, body: answer } = await post(t, body);
+      expect({ status, body: answer }).toEqual(expected);
+    }
+  });
+
   it('runs a manifest operation sent as its sha256Hash alone, and refuses an unknown hash', async () => {
     const extensions = (sha256Hash: string) => ({ persistedQuery: { version: 1, sha256Hash } });
     const r = await post(t, { extensions: extensions(operationHash(Docs.listCommunities)), variables: { perPage: 1 } });

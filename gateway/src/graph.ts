@@ -12,6 +12,7 @@ import { directPath, type DirectPath } from './direct.js';
 import { inputRulePlugin } from './input-plugin.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { LocalSubgraphSource } from './local-source.js';
+import { operationResolutionPlugin } from './operation-plugin.js';
 import { InternalRemoteSource } from './remote-source.js';
 
 /** A GraphQL result as the REST facade reads it: `TData` is the generated result type of the document run. */
@@ -94,7 +95,15 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     parseOptions: { maxTokens: QUERY_LIMITS.tokens },
     logger: app.log,
     // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginUsageReportingDisabled(), inputRulePlugin(), serviceUnavailableStatus, operationTypePlugin],
+    // An operation that does not resolve is refused first (400 BAD_USER_INPUT), before the input rule and the gateway.
+    plugins: [
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      operationResolutionPlugin(),
+      inputRulePlugin(),
+      serviceUnavailableStatus,
+      operationTypePlugin,
+    ],
   });
   await server.start();
   const checkVariables = variableChecker(buildSchema(supergraphSdl));
