@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/src/index.js';
+import type { Db, Executor } from '../../db/src/index.js';
 import { webhookDeliveries, webhookEndpoints, type WebhookDelivery, type WebhookEndpoint } from './webhooks.tables.js';
 
 // ---- endpoints ----
@@ -128,25 +128,33 @@ export interface ClaimedDelivery {
  * Claims up to `limit` due deliveries of enabled endpoints for one attempt: rows another worker is
  * claiming right now are skipped (`FOR UPDATE SKIP LOCKED`), and a claim holds until `until`, so two
  * workers never send the same attempt. A worker that dies mid-attempt frees its rows when `until` passes.
+ *
+ * The due rows are read in the due index's order and the scan stops after `limit` of them, whatever the planner
+ * estimates: a burst of deliveries is claimed before autovacuum analyses the table, and with the estimate of a
+ * handful of pending rows PostgreSQL chose a bitmap scan of every pending row and a sort (15 to 20 ms per claim with
+ * 9,000 pending, against 1 to 3 ms). Hence bitmap scans off for this statement and the endpoint checked per row (a
+ * join would be planned as a hash join, which loses the order).
  */
-export async function claimDue(db: Executor, now: Date, until: Date, limit: number, claimId: string): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Db, now: Date, until: Date, limit: number, claimId: string): Promise<ClaimedDelivery[]> {
   const at = now.toISOString();
-  const result = await db.execute(sql`
-    update webhook_deliveries d
-       set claim_id = ${claimId}::uuid, claimed_until = ${until.toISOString()}::timestamptz
-      from webhook_endpoints e
-     where e.id = d.endpoint_id
-       and d.id in (
-         select d2.id from webhook_deliveries d2
-           join webhook_endpoints e2 on e2.id = d2.endpoint_id
-          where d2.status = 'pending'
-            and e2.enabled
-            and d2.next_attempt_at <= ${at}::timestamptz
-            and (d2.claimed_until is null or d2.claimed_until <= ${at}::timestamptz)
-          order by d2.next_attempt_at, d2.id
-          limit ${limit}
-          for update of d2 skip locked)
-    returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret`);
+  const result = await db.transaction(async (tx) => {
+    await tx.execute(sql`set local enable_bitmapscan = off`);
+    return tx.execute(sql`
+      update webhook_deliveries d
+         set claim_id = ${claimId}::uuid, claimed_until = ${until.toISOString()}::timestamptz
+        from webhook_endpoints e
+       where e.id = d.endpoint_id
+         and d.id in (
+           select d2.id from webhook_deliveries d2
+            where d2.status = 'pending'
+              and d2.next_attempt_at <= ${at}::timestamptz
+              and (d2.claimed_until is null or d2.claimed_until <= ${at}::timestamptz)
+              and (select e2.enabled from webhook_endpoints e2 where e2.id = d2.endpoint_id)
+            order by d2.next_attempt_at, d2.id
+            limit ${limit}
+            for update of d2 skip locked)
+      returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret`);
+  });
   return rowsOf(result).map((r) => ({
     id: String(r.id),
     endpointId: String(r.endpoint_id),
