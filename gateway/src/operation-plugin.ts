@@ -2,13 +2,13 @@ import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 
 /** `extensions.reason` of a request whose document has no operation to run for its `operationName`. */
-export type UnresolvedOperationReason = 'unknown_operation' | 'operation_name_required';
+type UnresolvedOperationReason = 'unknown_operation' | 'operation_name_required';
 
 /**
  * The refusal of an operation Apollo Server could not resolve, in graphql-js's own words: `operationName` names no
  * operation of the document, or the document holds several operations and the request names none.
  */
-export function unresolvedOperation(operationName: string | null | undefined): GraphQLError {
+function unresolvedOperation(operationName: string | null | undefined): GraphQLError {
   const [message, reason]: [string, UnresolvedOperationReason] =
     operationName == null
       ? ['Must provide operation name if query contains multiple operations.', 'operation_name_required']
