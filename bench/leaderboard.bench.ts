@@ -84,15 +84,12 @@ export default async function leaderboardBench(): Promise<void> {
       return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
     });
 
-    // The service's own six statements (the caller's suspension, the tribe, the caller's membership, the challenge,
-    // the page, the participants' users), one after another as it runs them, with nothing of ours around them.
-    // Information only; the anchor above stays the one equivalent query.
-    const ownerId: string = signup.body.user.id;
+    // The service's own three statements per request (the challenge, the page, the participants' users: the
+    // caller's suspension, the tribe and the caller's role are remembered across requests since migration 0024),
+    // one after another as it runs them, with nothing of ours around them. Information only; the anchor above stays
+    // the one equivalent query.
     const statements = await bareServer(async (url) => {
       const c = url.searchParams.get('c');
-      await serviceStatements.suspension(pool, ownerId);
-      await serviceStatements.tribe(pool, communityId);
-      await serviceStatements.membership(pool, ownerId, communityId);
       await pool.query({
         name: 'bench_challenges_by_ids',
         text: `select id, community_id, title, description, duration_days, challenge_type, access_type, price_cents,
@@ -129,8 +126,8 @@ export default async function leaderboardBench(): Promise<void> {
       0.5,
     );
     console.log(`  p99 of one leaderboard page: ${facade.p99} ms (anchor ${anchor.p99} ms)`);
-    report('  (information) bare node:http running the service\'s six statements in turn vs the anchor', same, anchor);
-    console.log(costSplit(facade, same, anchor, 'five more statements'));
+    report('  (information) bare node:http running the service\'s three statements in turn vs the anchor', same, anchor);
+    console.log(costSplit(facade, same, anchor, 'two more statements'));
     console.log(`  SQL statements per leaderboard page: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);
     console.log(executionPaths(service));
   } finally {

@@ -98,30 +98,6 @@ export function executionPaths(service: Service): string {
  * benches' bare handlers that run the service's own statements with nothing of ours around them.
  */
 export const serviceStatements = {
-  /** The caller's suspension (every request of an access token). */
-  suspension: (pool: pg.Pool, userId: string) =>
-    pool.query({
-      name: 'bench_user_suspension',
-      text: `select suspended_at, suspended_until, suspension_reason from users
-             where id = $1 and suspended_at is not null and (suspended_until is null or suspended_until > $2) limit $3`,
-      values: [userId, new Date(), 1],
-    }),
-  /** The tribe (`communities_by_ids`). */
-  tribe: (pool: pg.Pool, communityId: string) =>
-    pool.query({
-      name: 'bench_communities_by_ids',
-      text: `select id, handle, name, description, is_public, category, settings, created_by, created_at, updated_at,
-                    suspended_at, suspension_reason, featured_at from communities where id = any($1::uuid[])`,
-      values: [[communityId]],
-    }),
-  /** The caller's role in the tribe (`members_for_user`). */
-  membership: (pool: pg.Pool, userId: string, communityId: string) =>
-    pool.query({
-      name: 'bench_members_for_user',
-      text: `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members
-             where user_id = $1 and community_id = any($2::uuid[])`,
-      values: [userId, [communityId]],
-    }),
   /** Users by id, every column (`identity_users_by_ids`: authors, participants, members). */
   users: (pool: pg.Pool, ids: string[]) =>
     pool.query({

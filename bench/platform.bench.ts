@@ -91,8 +91,9 @@ export default async function platformBench(): Promise<void> {
       return { object: 'list', data, page: 1, pageSize: 100, hasMore: data.length === 100 };
     });
     const bareUrl = `${bare.base}/?key=${key}`;
-    // The service's own four statements (the key, the tribe, the page, the users), one after another with nothing
-    // of ours around them. Information only: the anchor stays the three statements a bare handler needs.
+    // The service's own three statements per request (the key, the page, the users: the tribe is remembered across
+    // requests since migration 0024), one after another with nothing of ours around them. Information only: the
+    // anchor stays the three statements a bare handler needs.
     const statementsServer = await bareServer(async (url) => {
       const hash = createHash('sha256').update(url.searchParams.get('key') ?? '').digest('hex');
       const keyRow = await pool.query({
@@ -102,7 +103,6 @@ export default async function platformBench(): Promise<void> {
       });
       const k = keyRow.rows[0];
       if (!k || !k.scopes.includes('members:read')) throw new Error('bad key');
-      await serviceStatements.tribe(pool, k.community_id);
       const members = await pool.query({
         name: 'bench_members_page',
         text: `select id, community_id, user_id, role, xp, level, joined_at, last_active_at from members where id in (
@@ -137,8 +137,8 @@ export default async function platformBench(): Promise<void> {
 
     const facade = median(on);
     report('GET /v1/members?pageSize=100 (Platform API via gateway, rate limiter on) vs bare node:http + the same SQL', facade, median(anchor), 0.6);
-    report('  (information) bare node:http running the service\'s four statements in turn vs the anchor', median(same), median(anchor));
-    console.log(costSplit(facade, median(same), median(anchor), 'the fourth statement and the full rows'));
+    report('  (information) bare node:http running the service\'s three statements in turn vs the anchor', median(same), median(anchor));
+    console.log(costSplit(facade, median(same), median(anchor), 'the full rows'));
     console.log(executionPaths(limited.service));
     console.log(`  SQL statements per request: ${statements}`);
     const onRps = on.reduce((s, r) => s + r.rps, 0) / on.length;

@@ -5,6 +5,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Logger } from 'drizzle-orm/logger';
+import { attachChangeFeed, pgliteChangeFeed, PoolChangeFeed, type ChangeFeed } from './changes.js';
 
 /** The typed SQL layer every repository uses; the same type over node-postgres and PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
@@ -27,6 +28,8 @@ export interface Database {
   readonly pool?: pg.Pool;
   /** Present when `kind` is `pglite`. */
   readonly pglite?: PGlite;
+  /** Changes announced by the triggers of migration 0024, which keep the caches of `Remembered` rows true. */
+  readonly changes: ChangeFeed;
   /** Runs a multi-statement SQL script on one connection (migrations). */
   exec(script: string): Promise<void>;
   /** Resolves when the database answers a trivial query. */
@@ -79,18 +82,25 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const stats: DatabaseStats = { statements: 0 };
   const logger: Logger = { logQuery: () => { stats.statements += 1; } };
   if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    const changes = new PoolChangeFeed();
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      onConnect: (client) => changes.listenOn(client),
+    });
     pool.on('error', () => undefined); // an idle client dying is reported by the next query
     // A checked-out client whose connection drops between two statements (inside a transaction) emits 'error' with
     // no listener, which would crash the process; its next query fails instead, and the pool discards it on release.
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = drizzlePg(pool, { logger }) as unknown as Db;
     releaseEveryTransactionClient(pool, (db as unknown as { session: NodePgSession<any, any> }).session);
+    attachChangeFeed(db, changes);
     return {
       kind: 'postgres',
       db,
       stats,
       pool,
+      changes,
       async exec(script) {
         await pool.query(script);
       },
@@ -106,11 +116,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const dataDir = options.dataDir ?? './data';
   const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
   const db = drizzlePglite(pglite, { logger }) as unknown as Db;
+  const changes = await pgliteChangeFeed(pglite);
+  attachChangeFeed(db, changes);
   return {
     kind: 'pglite',
     db,
     stats,
     pglite,
+    changes,
     async exec(script) {
       await pglite.exec(script);
     },

@@ -1,5 +1,5 @@
 import { and, count, eq, gt, ilike, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
-import { preparedOnce, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
 import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
 /** A user as the rest of the code sees it; never carries the password hash. */
@@ -141,20 +141,31 @@ const liveSession = preparedOnce((db) =>
     .prepare('identity_live_session_unsuspended'),
 );
 
-/** The suspension of a user in force at `now` (one primary-key lookup, prepared once per database), or undefined. */
+/** The suspension of a user as stored (one primary-key lookup, prepared once per database), in force or not. */
 const suspensionOf = preparedOnce((db) =>
   db
     .select({ suspendedAt: users.suspendedAt, suspendedUntil: users.suspendedUntil, reason: users.suspensionReason })
     .from(users)
-    .where(and(eq(users.id, sql.placeholder('id')), sql`${users.suspendedAt} is not null`, or(isNull(users.suspendedUntil), gt(users.suspendedUntil, sql.placeholder('now')))))
+    .where(and(eq(users.id, sql.placeholder('id')), sql`${users.suspendedAt} is not null`))
     .limit(1)
     .prepare('identity_user_suspension'),
 );
 
-/** The user's suspension in force at `now`, or undefined when the user may act. */
+/** Users' stored suspensions (null: none), remembered across requests until a trigger announces `u:<id>`. */
+const rememberedSuspensions = rememberedPerDatabase<Suspension | null>('u');
+
+/**
+ * The user's suspension in force at `now`, or undefined when the user may act. The stored suspension is read once
+ * and remembered (every request of a token checks it) until it changes; whether it is in force is decided at `now`.
+ */
 export async function findSuspension(db: Executor, userId: string, now: Date): Promise<Suspension | undefined> {
-  const [row] = await suspensionOf(db).execute({ id: userId, now });
-  return row ? { suspendedAt: new Date(row.suspendedAt!), until: row.suspendedUntil ? new Date(row.suspendedUntil) : null, reason: row.reason ?? '' } : undefined;
+  const load = async (): Promise<Array<Suspension | null>> => {
+    const [row] = await suspensionOf(db).execute({ id: userId });
+    return [row ? { suspendedAt: new Date(row.suspendedAt!), until: row.suspendedUntil ? new Date(row.suspendedUntil) : null, reason: row.reason ?? '' } : null];
+  };
+  const cache = rememberedSuspensions(db);
+  const [s] = cache ? await cache.read(userId, [''], load) : await load();
+  return s && (s.until === null || s.until.getTime() > now.getTime()) ? s : undefined;
 }
 
 /** A platform suspension of a user. */

@@ -9,11 +9,9 @@ export const RANK: Record<Role, number> = { member: 1, moderator: 2, admin: 3, o
 
 const roleLoader = (ctx: RequestContext) =>
   requestScoped(ctx, 'members.viewerRole', () =>
-    new DataLoader<string, Role | null>(async (communityIds) => {
-      const rows = ctx.caller ? await repo.findForUser(ctx.app.database.db, ctx.caller.userId, communityIds) : [];
-      const byCommunity = new Map(rows.map((r) => [r.communityId, r.role]));
-      return communityIds.map((id) => byCommunity.get(id) ?? null);
-    }),
+    new DataLoader<string, Role | null>(async (communityIds) =>
+      ctx.caller ? repo.rolesIn(ctx.app.database.db, ctx.caller.userId, communityIds) : communityIds.map(() => null),
+    ),
   );
 
 /** The caller's role in a community, or null (also for anonymous callers). Batched per request. */

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import { preparedOnce, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
 import { communityInvites, memberSanctions, members, xpAwards, type Member, type MemberSanction, type Role } from './members.tables.js';
 
 /** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
@@ -47,6 +47,22 @@ const forUser = preparedOnce((db) =>
 export async function findForUser(db: Executor, userId: string, communityIds: readonly string[]): Promise<Member[]> {
   if (communityIds.length === 0) return [];
   return forUser(db).execute({ userId, communityIds: [...communityIds] });
+}
+
+/** A user's roles per tribe (null: not a member), remembered across requests until a trigger announces `m:<user id>`. */
+const rememberedRoles = rememberedPerDatabase<Role | null>('m');
+
+/**
+ * The user's role in each of `communityIds`, in order (null: not a member): every role check of a request. Through
+ * the database's root handle, remembered across requests (see `Remembered`); otherwise `findForUser`'s statement.
+ */
+export async function rolesIn(db: Executor, userId: string, communityIds: readonly string[]): Promise<Array<Role | null>> {
+  const load = async (ids: string[]) => {
+    const byCommunity = new Map((await findForUser(db, userId, ids)).map((r) => [r.communityId, r.role]));
+    return ids.map((id) => byCommunity.get(id) ?? null);
+  };
+  const cache = rememberedRoles(db);
+  return cache ? cache.read(userId, communityIds, load) : load([...communityIds]);
 }
 
 export async function countByCommunity(db: Executor, communityIds: readonly string[]): Promise<Map<string, number>> {

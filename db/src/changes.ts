@@ -1,0 +1,178 @@
+import type pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+
+/**
+ * The PostgreSQL channel on which triggers (migration 0024) announce changes to rows that requests read on every
+ * call and that are remembered across requests: `u:<user id>` (a user's suspension), `c:<tribe id>` (a tribe),
+ * `m:<user id>` (a user's memberships), `*` (forget everything: a truncate, or a statement changing many rows).
+ */
+export const CHANGES_CHANNEL = 'svc_changes';
+
+/** What a database hears on `CHANGES_CHANNEL`. */
+export interface ChangeFeed {
+  /**
+   * True while a connection of this process listens. Only then is every change heard: a cache must neither answer
+   * nor remember while it is false.
+   */
+  readonly listening: boolean;
+  /** Calls `handler` with every announcement, and with `*` when the last listening connection closes. */
+  subscribe(handler: (payload: string) => void): void;
+}
+
+class Feed implements ChangeFeed {
+  private handlers: Array<(payload: string) => void> = [];
+  listeners = 0;
+
+  get listening(): boolean {
+    return this.listeners > 0;
+  }
+
+  subscribe(handler: (payload: string) => void): void {
+    this.handlers.push(handler);
+  }
+
+  announce(payload: string): void {
+    for (const handler of this.handlers) handler(payload);
+  }
+}
+
+/**
+ * Every connection of the pool listens (`listenOn`, the pool's `onConnect` hook: before the connection runs anything
+ * else), so that a change written through this process is heard on the connection that wrote it before its statement
+ * (or its commit) returns: PostgreSQL delivers a session its own notifications before it reports the command
+ * complete. A change written by another process is heard as soon as PostgreSQL delivers it to an idle connection of
+ * this one. When the last listening connection closes (the pool's idle timeout, a database restart), announcements
+ * of the gap would be lost: the feed says `*` and is not listening until a connection listens again.
+ */
+export class PoolChangeFeed extends Feed {
+  async listenOn(client: pg.ClientBase): Promise<void> {
+    client.on('notification', (message) => {
+      if (message.channel === CHANGES_CHANNEL && message.payload) this.announce(message.payload);
+    });
+    try {
+      await client.query(`listen ${CHANGES_CHANNEL}`);
+    } catch {
+      return; // the connection failed; the statement that wanted it reports that
+    }
+    this.listeners += 1;
+    client.once('end', () => {
+      this.listeners -= 1;
+      if (this.listeners === 0) this.announce('*');
+    });
+  }
+}
+
+/** PGlite is one connection in this process: its `listen` hears every change, its own included, as it commits. */
+export async function pgliteChangeFeed(pglite: PGlite): Promise<ChangeFeed> {
+  const feed = new Feed();
+  await pglite.listen(CHANGES_CHANNEL, (payload) => feed.announce(payload));
+  feed.listeners = 1;
+  return feed;
+}
+
+/** Keyed by a database's root drizzle handle: a transaction handle is never a key. */
+const feeds = new WeakMap<object, ChangeFeed>();
+
+/** Makes `db` (a database's root handle, never a transaction) read through `remembered` caches, kept by `feed`. */
+export function attachChangeFeed(db: object, feed: ChangeFeed): void {
+  feeds.set(db, feed);
+}
+
+/**
+ * Values read on (almost) every request and remembered across requests, each forgotten when a trigger announces a
+ * change to it. Entries are grouped by what an announcement names (`<prefix>:<group>`: a user, a tribe), and
+ * within a group by `key` (a user's role per tribe). Reads through a transaction, or while the feed is not
+ * listening, go to the database and remember nothing: a transaction sees its own writes, and a cache that could
+ * have missed an announcement must not answer.
+ */
+export class Remembered<V> {
+  private groups = new Map<string, Map<string, V>>();
+  private size = 0;
+  /** Bumped by every announcement this cache hears: a read that started before one must not remember its rows. */
+  private generation = 0;
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    prefix: string,
+    private readonly max: number,
+  ) {
+    feed.subscribe((payload) => {
+      if (payload === '*') {
+        this.clear();
+      } else if (payload.startsWith(`${prefix}:`)) {
+        this.generation += 1;
+        const group = this.groups.get(payload.slice(prefix.length + 1));
+        if (group) {
+          this.size -= group.size;
+          this.groups.delete(payload.slice(prefix.length + 1));
+        }
+      }
+    });
+  }
+
+  private clear(): void {
+    this.generation += 1;
+    this.groups.clear();
+    this.size = 0;
+  }
+
+  /**
+   * The values of `keys` in `group`: those remembered, and the others from `load` (given the missing keys, it
+   * returns a value for each, in order), remembered unless a change was announced while it ran.
+   */
+  read(group: string, keys: readonly string[], load: (missing: string[]) => Promise<V[]>): Promise<V[]> {
+    return this.through(
+      keys.map((key) => [group, key]),
+      (missing) => load(missing.map(([, key]) => key)),
+    );
+  }
+
+  /** `read` for values that are a whole group each (a tribe by id): one `load` for every group not remembered. */
+  readGroups(groups: readonly string[], load: (missing: string[]) => Promise<V[]>): Promise<V[]> {
+    return this.through(
+      groups.map((group) => [group, '']),
+      (missing) => load(missing.map(([group]) => group)),
+    );
+  }
+
+  private async through(wanted: Array<[string, string]>, load: (missing: Array<[string, string]>) => Promise<V[]>): Promise<V[]> {
+    if (!this.feed.listening) return load(wanted);
+    const values = new Map<string, V>();
+    const missing: Array<[string, string]> = [];
+    for (const [group, key] of wanted) {
+      const entries = this.groups.get(group);
+      if (entries?.has(key)) values.set(`${group}\n${key}`, entries.get(key)!);
+      else missing.push([group, key]);
+    }
+    if (missing.length > 0) {
+      const generation = this.generation;
+      const loaded = await load(missing);
+      const remember = generation === this.generation && this.feed.listening;
+      if (remember && this.size + missing.length > this.max) this.clear();
+      missing.forEach(([group, key], i) => {
+        values.set(`${group}\n${key}`, loaded[i]);
+        if (!remember) return;
+        let entries = this.groups.get(group);
+        if (!entries) this.groups.set(group, (entries = new Map()));
+        if (!entries.has(key)) this.size += 1;
+        entries.set(key, loaded[i]);
+      });
+    }
+    return wanted.map(([group, key]) => values.get(`${group}\n${key}`)!);
+  }
+}
+
+/**
+ * A `Remembered` cache per database for one kind of row: `cache(db)` is the database's cache, or undefined for a
+ * transaction handle or a database without a change feed (read from the database then).
+ */
+export function rememberedPerDatabase<V>(prefix: string, max = 50_000): (db: object) => Remembered<V> | undefined {
+  const caches = new WeakMap<ChangeFeed, Remembered<V>>();
+  return (db) => {
+    const feed = feeds.get(db);
+    if (!feed) return undefined;
+    let cache = caches.get(feed);
+    if (!cache) caches.set(feed, (cache = new Remembered<V>(feed, prefix, max)));
+    return cache;
+  };
+}
