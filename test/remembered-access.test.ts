@@ -86,10 +86,10 @@ describe('Remembered: values kept across requests until a change is announced', 
 });
 
 /**
- * Issue 15: the caller's suspension, the tribe and the caller's role are read once and remembered across requests;
- * a change to any of them takes effect on the next request, whoever wrote it.
+ * Issue 15: users (the caller's suspension, the authors), the tribe and the caller's role are read once and remembered
+ * across requests; a change to any of them takes effect on the next request, whoever wrote it.
  */
-describe('the caller, the tribe and the role remembered across requests', () => {
+describe('users, the tribe and the role remembered across requests', () => {
   let t: TestService;
   let owner: TestUser;
   let member: TestUser;
@@ -123,18 +123,18 @@ describe('the caller, the tribe and the role remembered across requests', () => 
     return t.deps.database.stats.statements - before;
   };
 
-  it('a repeated resource-API request runs only its page and authors: the suspension, tribe and role are not read again', async () => {
+  it('a repeated resource-API request runs only its page: the suspension, tribe, role and authors are not read again', async () => {
     expect(t.deps.database.changes.listening).toBe(true);
     const first = await posts(memberToken);
     expect(first.status).toBe(200);
     expect(first.body.data).toHaveLength(3);
-    expect(await statementsOf(memberToken)).toBe(2);
-    expect(await statementsOf(memberToken)).toBe(2);
+    expect(await statementsOf(memberToken)).toBe(1);
+    expect(await statementsOf(memberToken)).toBe(1);
     const again = await posts(memberToken);
     expect(again.body).toEqual(first.body);
   });
 
-  it('a change written through this process is seen by the very next request: suspension, membership, tribe', async () => {
+  it('a change written through this process is seen by the very next request: suspension, membership, author, tribe', async () => {
     const db = t.deps.database.db;
     expect(await seen(memberToken)).toEqual({ status: 200, posts: 3, code: null });
     await db.execute(sql`update users set suspended_at = now() where id = ${member.id}`);
@@ -146,6 +146,14 @@ describe('the caller, the tribe and the role remembered across requests', () => 
     expect(await seen(memberToken)).toEqual({ status: 200, posts: 0, code: null }); // an outsider of a public tribe
     await db.execute(sql`insert into members (community_id, user_id, role) values (${tribe.id}, ${member.id}, 'member')`);
     expect(await seen(memberToken)).toEqual({ status: 200, posts: 3, code: null });
+
+    const authorName = async () => (await posts(memberToken)).body.data[0].author.display_name;
+    const name = await authorName();
+    expect(name).toMatch(/^User /);
+    await db.execute(sql`update users set display_name = 'Renamed owner' where id = ${owner.id}`);
+    expect(await authorName()).toBe('Renamed owner');
+    await db.execute(sql`update users set display_name = ${name} where id = ${owner.id}`);
+    expect(await authorName()).toBe(name);
 
     expect(await seen(outsiderToken)).toEqual({ status: 200, posts: 0, code: null });
     await db.execute(sql`update communities set is_public = false where id = ${tribe.id}`);
@@ -228,8 +236,9 @@ describe('the caller, the tribe and the role remembered across requests', () => 
     await listener.query('listen svc_changes');
     try {
       const db = t.deps.database.db;
-      await db.execute(sql`update users set display_name = 'renamed' where id = ${member.id}`); // not a suspension
+      await db.execute(sql`update users set display_name = display_name where id = ${member.id}`); // nothing changes
       await db.execute(sql`update members set xp = xp + 5, last_active_at = now() where user_id = ${member.id}`); // not a role
+      await db.execute(sql`update users set display_name = 'Renamed' where id = ${member.id}`);
       await db.execute(sql`update users set suspension_reason = 'spam', suspended_at = now() where id = ${member.id}`);
       await db.execute(sql`update users set suspension_reason = null, suspended_at = null where id = ${member.id}`);
       await db.execute(sql`update members set role = 'moderator' where community_id = ${tribe.id} and user_id = ${member.id}`);
@@ -242,8 +251,9 @@ describe('the caller, the tribe and the role remembered across requests', () => 
             from generate_series(1, 101) i returning id`,
       );
       await db.execute(sql`insert into members (community_id, user_id, role) select ${tribe.id}, id, 'member' from users where id = ${many[0].id}`);
-      await waitFor(() => heard.length >= 7, 2_000, 'the announcements');
+      await waitFor(() => heard.length >= 8, 2_000, 'the announcements');
       expect(heard).toEqual([
+        `u:${member.id}`,
         `u:${member.id}`,
         `u:${member.id}`,
         `m:${member.id}`,
@@ -280,7 +290,7 @@ describe('remembered access on embedded PGlite', () => {
     expect(await posts()).toBe(200);
     const before = t.deps.database.stats.statements;
     expect(await posts()).toBe(200);
-    expect(t.deps.database.stats.statements - before).toBe(2);
+    expect(t.deps.database.stats.statements - before).toBe(1);
     await t.deps.database.db.execute(sql`update users set suspended_at = now() where id = ${member.id}`);
     expect(await posts()).toBe(401);
     await t.deps.database.db.execute(sql`update users set suspended_at = null where id = ${member.id}`);

@@ -1,8 +1,8 @@
--- Issue 15: the caller's suspension, the tribe and the caller's role in it are read on almost every request. The
--- service remembers them across requests (db/src/changes.ts) and forgets an entry when one of these triggers
--- announces a change to it on the channel svc_changes, in the transaction that makes the change (delivered when it
--- commits): 'u:<user id>' a user's suspension, 'c:<tribe id>' a tribe, 'm:<user id>' a user's memberships, '*'
--- everything (a truncate, or one statement inserting or deleting more than 100 rows: a bulk load).
+-- Issue 15: users (the caller's suspension, authors, participants), the tribe and the caller's role in it are read
+-- on almost every request. The service remembers them across requests (db/src/changes.ts) and forgets an entry when
+-- one of these triggers announces a change to it on the channel svc_changes, in the transaction that makes the
+-- change (delivered when it commits): 'u:<user id>' a user, 'c:<tribe id>' a tribe, 'm:<user id>' a user's
+-- memberships, '*' everything (a truncate, or one statement inserting or deleting more than 100 rows: a bulk load).
 
 create function svc_announce_all() returns trigger language plpgsql as $$
 begin
@@ -51,11 +51,8 @@ create trigger users_inserted_announce after insert on users
   referencing new table as changed for each statement execute function svc_announce_ids('u');
 create trigger users_deleted_announce after delete on users
   referencing old table as changed for each statement execute function svc_announce_ids('u');
-create trigger users_suspension_announce after update of suspended_at, suspended_until, suspension_reason on users
-  for each row
-  when (old.suspended_at is distinct from new.suspended_at or old.suspended_until is distinct from new.suspended_until
-        or old.suspension_reason is distinct from new.suspension_reason)
-  execute function svc_announce_row('u');
+create trigger users_updated_announce after update on users
+  for each row when (old.* is distinct from new.*) execute function svc_announce_row('u');
 create trigger users_truncated_announce after truncate on users for each statement execute function svc_announce_all();
 
 create trigger communities_inserted_announce after insert on communities

@@ -162,6 +162,23 @@ export class Remembered<V> {
   }
 }
 
+const deepFreeze = (value: unknown): void => {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+};
+
+/**
+ * Freezes what a remembered row holds (arrays, JSON objects), which every request that reads the row shares; the
+ * row itself stays unfrozen for the caller to copy (`{ ...row }`: GraphQL execution adds fields to the objects it
+ * resolves). Returns the row.
+ */
+export function freezeNested<T extends object>(row: T): T {
+  for (const value of Object.values(row)) deepFreeze(value);
+  return row;
+}
+
 /**
  * A `Remembered` cache per database for one kind of row: `cache(db)` is the database's cache, or undefined for a
  * transaction handle or a database without a change feed (read from the database then).

@@ -1,5 +1,5 @@
 import { and, count, eq, gt, ilike, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
-import { preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
+import { freezeNested, preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
 import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
 /** A user as the rest of the code sees it; never carries the password hash. */
@@ -52,13 +52,23 @@ const usersByIds = preparedOnce((db) =>
     .prepare('identity_users_by_ids'),
 );
 
+/** Users by id (null: none), remembered across requests until a trigger announces `u:<id>`; never the password hash. */
+const rememberedUsers = rememberedPerDatabase<User | null>('u');
+
 /**
  * Users by id (every User entity batch goes through here): one array parameter and a statement prepared once per
- * database, so a batch of 100 costs no more SQL building than a batch of one.
+ * database, so a batch of 100 costs no more SQL building than a batch of one. Through the database's root handle
+ * the users are remembered across requests (see `Remembered`); each caller gets its own copy of the row.
  */
 export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<User[]> {
   if (ids.length === 0) return [];
-  return (await usersByIds(db).execute({ ids: [...ids] })).map(toUser);
+  const cache = rememberedUsers(db);
+  if (!cache) return (await usersByIds(db).execute({ ids: [...ids] })).map(toUser);
+  const found = await cache.readGroups([...new Set(ids)], async (missing) => {
+    const byId = new Map((await usersByIds(db).execute({ ids: missing })).map((row) => [row.id, freezeNested(toUser(row))]));
+    return missing.map((id) => byId.get(id) ?? null);
+  });
+  return found.flatMap((u) => (u ? [{ ...u }] : []));
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<(User & { passwordHash: string | null }) | undefined> {
@@ -151,7 +161,7 @@ const suspensionOf = preparedOnce((db) =>
     .prepare('identity_user_suspension'),
 );
 
-/** Users' stored suspensions (null: none), remembered across requests until a trigger announces `u:<id>`. */
+/** Users' stored suspensions (null: none), remembered across requests until a trigger announces `u:<id>` (any change of the user). */
 const rememberedSuspensions = rememberedPerDatabase<Suspension | null>('u');
 
 /**

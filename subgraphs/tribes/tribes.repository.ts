@@ -1,5 +1,5 @@
 import { desc, eq, ilike, sql } from 'drizzle-orm';
-import { preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
+import { freezeNested, preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
 import { communities, type Community } from './tribes.tables.js';
 
 export async function insertCommunity(db: Executor, values: typeof communities.$inferInsert): Promise<Community> {
@@ -18,14 +18,6 @@ const byIds = preparedOnce((db) =>
 /** Tribes by id (null: none), remembered across requests until a trigger announces `c:<id>`. */
 const rememberedTribes = rememberedPerDatabase<Community | null>('c');
 
-const deepFreeze = <T>(value: T): T => {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-};
-
 /**
  * Communities by id (every Community entity batch): one array parameter, a statement prepared once per database.
  * Through the database's root handle the rows are remembered across requests (see `Remembered`): each caller gets
@@ -39,8 +31,7 @@ export async function findByIds(db: Executor, ids: readonly string[]): Promise<C
     const byId = new Map((await byIds(db).execute({ ids: missing })).map((row) => [row.id, row]));
     return missing.map((id) => {
       const row = byId.get(id);
-      if (row) for (const value of Object.values(row)) deepFreeze(value);
-      return row ?? null;
+      return row ? freezeNested(row) : null;
     });
   });
   return found.flatMap((c) => (c ? [{ ...c }] : []));
