@@ -86,8 +86,8 @@ describe('Remembered: values kept across requests until a change is announced', 
 });
 
 /**
- * Issue 15: users (the caller's suspension, the authors), the tribe and the caller's role are read once and remembered
- * across requests; a change to any of them takes effect on the next request, whoever wrote it.
+ * Issue 15: users (the caller's suspension, the authors), the tribe, the caller's role and challenges are read once and
+ * remembered across requests; a change to any of them takes effect on the next request, whoever wrote it.
  */
 describe('users, the tribe and the role remembered across requests', () => {
   let t: TestService;
@@ -134,7 +134,7 @@ describe('users, the tribe and the role remembered across requests', () => {
     expect(again.body).toEqual(first.body);
   });
 
-  it('a change written through this process is seen by the very next request: suspension, membership, author, tribe', async () => {
+  it('a change written through this process is seen by the very next request: suspension, membership, author, challenge, tribe', async () => {
     const db = t.deps.database.db;
     expect(await seen(memberToken)).toEqual({ status: 200, posts: 3, code: null });
     await db.execute(sql`update users set suspended_at = now() where id = ${member.id}`);
@@ -154,6 +154,17 @@ describe('users, the tribe and the role remembered across requests', () => {
     expect(await authorName()).toBe('Renamed owner');
     await db.execute(sql`update users set display_name = ${name} where id = ${owner.id}`);
     expect(await authorName()).toBe(name);
+
+    const [challenge] = await sqlRows<{ id: string }>(
+      t,
+      sql`insert into challenges (community_id, title, duration_days, challenge_type, access_type)
+          values (${tribe.id}, 'Thirty days', 30, 'daily', 'free') returning id`,
+    );
+    const challengeTitle = async () =>
+      (await t.api.get(`/v1/communities/${tribe.id}/challenges/${challenge.id}`).set('authorization', `Bearer ${memberToken}`)).body.data?.title;
+    expect(await challengeTitle()).toBe('Thirty days');
+    await db.execute(sql`update challenges set title = 'Forty days' where id = ${challenge.id}`);
+    expect(await challengeTitle()).toBe('Forty days');
 
     expect(await seen(outsiderToken)).toEqual({ status: 200, posts: 0, code: null });
     await db.execute(sql`update communities set is_public = false where id = ${tribe.id}`);
@@ -244,6 +255,12 @@ describe('users, the tribe and the role remembered across requests', () => {
       await db.execute(sql`update members set role = 'moderator' where community_id = ${tribe.id} and user_id = ${member.id}`);
       await db.execute(sql`update members set role = 'member' where community_id = ${tribe.id} and user_id = ${member.id}`);
       await db.execute(sql`update communities set name = 'Renamed' where id = ${tribe.id}`);
+      const [challenge] = await sqlRows<{ id: string }>(
+        t,
+        sql`insert into challenges (community_id, title, duration_days, challenge_type, access_type)
+            values (${tribe.id}, 'Announced', 7, 'daily', 'free') returning id`,
+      );
+      await db.execute(sql`update challenges set description = 'changed' where id = ${challenge.id}`);
       const many = await sqlRows<{ id: string }>(
         t,
         sql`insert into users (email, username, display_name)
@@ -251,7 +268,7 @@ describe('users, the tribe and the role remembered across requests', () => {
             from generate_series(1, 101) i returning id`,
       );
       await db.execute(sql`insert into members (community_id, user_id, role) select ${tribe.id}, id, 'member' from users where id = ${many[0].id}`);
-      await waitFor(() => heard.length >= 8, 2_000, 'the announcements');
+      await waitFor(() => heard.length >= 10, 2_000, 'the announcements');
       expect(heard).toEqual([
         `u:${member.id}`,
         `u:${member.id}`,
@@ -259,6 +276,8 @@ describe('users, the tribe and the role remembered across requests', () => {
         `m:${member.id}`,
         `m:${member.id}`,
         `c:${tribe.id}`,
+        `h:${challenge.id}`,
+        `h:${challenge.id}`,
         '*',
         `m:${many[0].id}`,
       ]);

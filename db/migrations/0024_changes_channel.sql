@@ -1,8 +1,9 @@
--- Issue 15: users (the caller's suspension, authors, participants), the tribe and the caller's role in it are read
--- on almost every request. The service remembers them across requests (db/src/changes.ts) and forgets an entry when
--- one of these triggers announces a change to it on the channel svc_changes, in the transaction that makes the
--- change (delivered when it commits): 'u:<user id>' a user, 'c:<tribe id>' a tribe, 'm:<user id>' a user's
--- memberships, '*' everything (a truncate, or one statement inserting or deleting more than 100 rows: a bulk load).
+-- Issue 15: users (the caller's suspension, authors, participants), the tribe, the caller's role in it and the
+-- challenge of a leaderboard are read on almost every request of their kind. The service remembers them across
+-- requests (db/src/changes.ts) and forgets an entry when one of these triggers announces a change to it on the
+-- channel svc_changes, in the transaction that makes the change (delivered when it commits): 'u:<user id>' a user,
+-- 'c:<tribe id>' a tribe, 'm:<user id>' a user's memberships, 'h:<challenge id>' a challenge, '*' everything (a
+-- truncate, or one statement inserting or deleting more than 100 rows: a bulk load).
 
 create function svc_announce_all() returns trigger language plpgsql as $$
 begin
@@ -72,3 +73,11 @@ create trigger members_role_announce after update of role, user_id, community_id
   when (old.role is distinct from new.role or old.user_id <> new.user_id or old.community_id <> new.community_id)
   execute function svc_announce_member_row();
 create trigger members_truncated_announce after truncate on members for each statement execute function svc_announce_all();
+
+create trigger challenges_inserted_announce after insert on challenges
+  referencing new table as changed for each statement execute function svc_announce_ids('h');
+create trigger challenges_deleted_announce after delete on challenges
+  referencing old table as changed for each statement execute function svc_announce_ids('h');
+create trigger challenges_updated_announce after update on challenges
+  for each row when (old.* is distinct from new.*) execute function svc_announce_row('h');
+create trigger challenges_truncated_announce after truncate on challenges for each statement execute function svc_announce_all();

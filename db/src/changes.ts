@@ -193,3 +193,24 @@ export function rememberedPerDatabase<V>(prefix: string, max = 50_000): (db: obj
     return cache;
   };
 }
+
+/**
+ * Rows by id (`load`: one statement for the ids given, rows in any order, missing ones left out), remembered across
+ * requests per database until a trigger announces `<prefix>:<id>`. Each caller gets its own copy of each row (what
+ * the row holds is shared, frozen); duplicates and unknown ids are answered as `load` answers them: once, and not.
+ */
+export function rowsByIdRemembered<D extends object, R extends { id: string }>(
+  prefix: string,
+  load: (db: D, ids: string[]) => Promise<R[]>,
+): (db: D, ids: readonly string[]) => Promise<R[]> {
+  const cache = rememberedPerDatabase<R | null>(prefix);
+  return async (db, ids) => {
+    const remembered = cache(db);
+    if (!remembered) return load(db, [...ids]);
+    const found = await remembered.readGroups([...new Set(ids)], async (missing) => {
+      const byId = new Map((await load(db, missing)).map((row) => [row.id, freezeNested(row)]));
+      return missing.map((id) => byId.get(id) ?? null);
+    });
+    return found.flatMap((row) => (row ? [{ ...row }] : []));
+  };
+}

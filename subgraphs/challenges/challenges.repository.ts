@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import { preparedOnce, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rowsByIdRemembered, type Executor } from '../../db/src/index.js';
 import {
   challengeCheckins,
   challengeEnrollments,
@@ -22,10 +22,14 @@ const challengesByIds = preparedOnce((db) =>
     .prepare('challenges_by_ids'),
 );
 
-/** Challenges by id (every challenge lookup of a request): one array parameter, prepared once per database. */
+/**
+ * Challenges by id (every challenge lookup of a request): one array parameter, prepared once per database. Through
+ * the database's root handle the rows are remembered across requests until a trigger announces `h:<id>`.
+ */
+const challengesByIdsRemembered = rowsByIdRemembered<Executor, Challenge>('h', (db, ids) => challengesByIds(db).execute({ ids }));
+
 export async function findChallengesByIds(db: Executor, ids: readonly string[]): Promise<Challenge[]> {
-  if (ids.length === 0) return [];
-  return challengesByIds(db).execute({ ids: [...ids] });
+  return ids.length === 0 ? [] : challengesByIdsRemembered(db, ids);
 }
 
 /** Challenges of a tribe, newest first. */

@@ -1,5 +1,5 @@
 import { and, count, eq, gt, ilike, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
-import { freezeNested, preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rowsByIdRemembered, type Executor } from '../../db/src/index.js';
 import { emailTokens, refreshTokens, sessions, users, type EmailTokenPurpose, type UserRow } from './identity.tables.js';
 
 /** A user as the rest of the code sees it; never carries the password hash. */
@@ -52,23 +52,15 @@ const usersByIds = preparedOnce((db) =>
     .prepare('identity_users_by_ids'),
 );
 
-/** Users by id (null: none), remembered across requests until a trigger announces `u:<id>`; never the password hash. */
-const rememberedUsers = rememberedPerDatabase<User | null>('u');
-
 /**
  * Users by id (every User entity batch goes through here): one array parameter and a statement prepared once per
  * database, so a batch of 100 costs no more SQL building than a batch of one. Through the database's root handle
- * the users are remembered across requests (see `Remembered`); each caller gets its own copy of the row.
+ * the users are remembered across requests (never the password hash) until a trigger announces `u:<id>`.
  */
+const usersByIdsRemembered = rowsByIdRemembered<Executor, User>('u', async (db, ids) => (await usersByIds(db).execute({ ids })).map(toUser));
+
 export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<User[]> {
-  if (ids.length === 0) return [];
-  const cache = rememberedUsers(db);
-  if (!cache) return (await usersByIds(db).execute({ ids: [...ids] })).map(toUser);
-  const found = await cache.readGroups([...new Set(ids)], async (missing) => {
-    const byId = new Map((await usersByIds(db).execute({ ids: missing })).map((row) => [row.id, freezeNested(toUser(row))]));
-    return missing.map((id) => byId.get(id) ?? null);
-  });
-  return found.flatMap((u) => (u ? [{ ...u }] : []));
+  return ids.length === 0 ? [] : usersByIdsRemembered(db, ids);
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<(User & { passwordHash: string | null }) | undefined> {
@@ -151,31 +143,15 @@ const liveSession = preparedOnce((db) =>
     .prepare('identity_live_session_unsuspended'),
 );
 
-/** The suspension of a user as stored (one primary-key lookup, prepared once per database), in force or not. */
-const suspensionOf = preparedOnce((db) =>
-  db
-    .select({ suspendedAt: users.suspendedAt, suspendedUntil: users.suspendedUntil, reason: users.suspensionReason })
-    .from(users)
-    .where(and(eq(users.id, sql.placeholder('id')), sql`${users.suspendedAt} is not null`))
-    .limit(1)
-    .prepare('identity_user_suspension'),
-);
-
-/** Users' stored suspensions (null: none), remembered across requests until a trigger announces `u:<id>` (any change of the user). */
-const rememberedSuspensions = rememberedPerDatabase<Suspension | null>('u');
-
 /**
- * The user's suspension in force at `now`, or undefined when the user may act. The stored suspension is read once
- * and remembered (every request of a token checks it) until it changes; whether it is in force is decided at `now`.
+ * The user's suspension in force at `now`, or undefined when the user may act (or does not exist). Read with the
+ * user (`findUsersByIds`: remembered across requests until the user changes); whether it is in force is decided at
+ * `now`.
  */
 export async function findSuspension(db: Executor, userId: string, now: Date): Promise<Suspension | undefined> {
-  const load = async (): Promise<Array<Suspension | null>> => {
-    const [row] = await suspensionOf(db).execute({ id: userId });
-    return [row ? { suspendedAt: new Date(row.suspendedAt!), until: row.suspendedUntil ? new Date(row.suspendedUntil) : null, reason: row.reason ?? '' } : null];
-  };
-  const cache = rememberedSuspensions(db);
-  const [s] = cache ? await cache.read(userId, [''], load) : await load();
-  return s && (s.until === null || s.until.getTime() > now.getTime()) ? s : undefined;
+  const [user] = await findUsersByIds(db, [userId]);
+  if (!user?.suspendedAt || (user.suspendedUntil && user.suspendedUntil.getTime() <= now.getTime())) return undefined;
+  return { suspendedAt: user.suspendedAt, until: user.suspendedUntil, reason: user.suspensionReason ?? '' };
 }
 
 /** A platform suspension of a user. */

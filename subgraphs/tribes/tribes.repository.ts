@@ -1,5 +1,5 @@
 import { desc, eq, ilike, sql } from 'drizzle-orm';
-import { freezeNested, preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rowsByIdRemembered, type Executor } from '../../db/src/index.js';
 import { communities, type Community } from './tribes.tables.js';
 
 export async function insertCommunity(db: Executor, values: typeof communities.$inferInsert): Promise<Community> {
@@ -15,26 +15,14 @@ const byIds = preparedOnce((db) =>
     .prepare('communities_by_ids'),
 );
 
-/** Tribes by id (null: none), remembered across requests until a trigger announces `c:<id>`. */
-const rememberedTribes = rememberedPerDatabase<Community | null>('c');
-
 /**
  * Communities by id (every Community entity batch): one array parameter, a statement prepared once per database.
- * Through the database's root handle the rows are remembered across requests (see `Remembered`): each caller gets
- * its own copy of the row, whose nested values (the settings) every request shares, frozen.
+ * Through the database's root handle the rows are remembered across requests until a trigger announces `c:<id>`.
  */
+const byIdsRemembered = rowsByIdRemembered<Executor, Community>('c', (db, ids) => byIds(db).execute({ ids }));
+
 export async function findByIds(db: Executor, ids: readonly string[]): Promise<Community[]> {
-  if (ids.length === 0) return [];
-  const cache = rememberedTribes(db);
-  if (!cache) return byIds(db).execute({ ids: [...ids] });
-  const found = await cache.readGroups([...new Set(ids)], async (missing) => {
-    const byId = new Map((await byIds(db).execute({ ids: missing })).map((row) => [row.id, row]));
-    return missing.map((id) => {
-      const row = byId.get(id);
-      return row ? freezeNested(row) : null;
-    });
-  });
-  return found.flatMap((c) => (c ? [{ ...c }] : []));
+  return ids.length === 0 ? [] : byIdsRemembered(db, ids);
 }
 
 export async function findByHandle(db: Executor, handle: string): Promise<Community | undefined> {
