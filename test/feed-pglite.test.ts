@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createService } from '../server/service.js';
 import { createPost, createTribe, join, signupUser } from './factory.js';
-import { gql, movableClock, testConfig, type TestService } from './support.js';
+import { gql, movableClock, startPgliteService, type TestService } from './support.js';
 
 const PAGE = 'edges { node { id isPinned commentCount reactions { total viewerReaction } } } pageInfo { hasNextPage endCursor }';
 const HOME = `query($f: Int, $a: String){ homeFeed(first: $f, after: $a){ ${PAGE} } }`;
@@ -15,8 +12,7 @@ describe('feeds on embedded PGlite', () => {
   let t: TestService;
   const clock = movableClock();
   beforeAll(async () => {
-    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { clock: clock.now, log: pino({ level: 'silent' }) });
-    t = Object.assign(service, { api: request(service.http) });
+    t = await startPgliteService(clock.now);
   }, 120_000);
   afterAll(async () => {
     await t.stop();

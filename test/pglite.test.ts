@@ -1,17 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createService } from '../server/service.js';
 import { accessToken, createTribe, join, signupUser } from './factory.js';
-import { testConfig, type TestService } from './support.js';
+import { startPgliteService, type TestService } from './support.js';
 
 /** The same end-to-end path as on PostgreSQL, on the embedded PGlite the service uses when DATABASE_URL is unset. */
 describe('service on embedded PGlite', () => {
   let t: TestService;
   beforeAll(async () => {
-    const config = { ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' };
-    const service = await createService(config, { log: pino({ level: 'silent' }) });
-    t = Object.assign(service, { api: request(service.http) });
+    t = await startPgliteService();
   }, 120_000);
   afterAll(async () => {
     await t.stop();
@@ -54,8 +49,7 @@ describe('service on embedded PGlite', () => {
 
 describe('member search on embedded PGlite', () => {
   it('finds members by username through one array parameter', async () => {
-    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { log: pino({ level: 'silent' }) });
-    const t = Object.assign(service, { api: request(service.http) });
+    const t = await startPgliteService();
     try {
       const owner = await signupUser(t);
       const member = await signupUser(t);

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createService } from '../server/service.js';
 import { createTribe, join, signupUser } from './factory.js';
-import { gql, ok, testConfig, waitFor, type TestService } from './support.js';
+import { gql, ok, startPgliteService, waitFor, type TestService } from './support.js';
 import { subscribe, wsConnect, type WsConnection } from './ws.js';
 
 /** Live updates on the embedded PGlite: its in-process LISTEN/NOTIFY carries the signals of one process. */
@@ -12,8 +9,7 @@ describe('subscriptions on embedded PGlite', () => {
   let url: string;
   const open: WsConnection[] = [];
   beforeAll(async () => {
-    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { log: pino({ level: 'silent' }) });
-    t = Object.assign(service, { api: request(service.http) });
+    t = await startPgliteService();
     url = `ws://127.0.0.1:${await t.listen(0, '127.0.0.1')}/graphql`;
   }, 120_000);
   afterAll(async () => {

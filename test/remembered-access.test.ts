@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { pino } from 'pino';
-import request from 'supertest';
 import { Remembered, type ChangeFeed } from '../db/src/index.js';
-import { createService } from '../server/service.js';
 import { accessToken, createPost, createTribe, signupUser, type TestUser } from './factory.js';
-import { TEST_DATABASE_URL, sqlRows, startService, testConfig, waitFor, type TestService } from './support.js';
+import { sqlRows, startPgliteService, startService, TEST_DATABASE_URL, waitFor, type TestService } from './support.js';
 
 /** A feed driven by hand: what a database's `changes` hears, for the cache's own rules. */
 function handFeed() {
@@ -290,8 +287,7 @@ describe('users, the tribe and the role remembered across requests', () => {
 describe('remembered access on embedded PGlite', () => {
   let t: TestService;
   beforeAll(async () => {
-    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { log: pino({ level: 'silent' }) });
-    t = Object.assign(service, { api: request(service.http) });
+    t = await startPgliteService();
   }, 120_000);
   afterAll(async () => {
     await t.stop();

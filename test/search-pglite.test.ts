@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createService } from '../server/service.js';
 import { createTribe, join, signupUser } from './factory.js';
-import { gql, testConfig, type TestService } from './support.js';
+import { gql, startPgliteService, type TestService } from './support.js';
 
 const SEARCH = `query($q: String!, $c: ID, $first: Int, $after: String) {
   search(query: $q, communityId: $c, first: $first, after: $after) {
@@ -16,8 +13,7 @@ const SEARCH = `query($q: String!, $c: ID, $first: Int, $after: String) {
 describe('search and discover on embedded PGlite', () => {
   let t: TestService;
   beforeAll(async () => {
-    const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { log: pino({ level: 'silent' }) });
-    t = Object.assign(service, { api: request(service.http) });
+    t = await startPgliteService();
   }, 120_000);
   afterAll(async () => {
     await t.stop();

@@ -50,6 +50,12 @@ export async function startService(overrides: Record<string, string> = {}, clock
   return Object.assign(service, { api: request(service.http) });
 }
 
+/** The whole service on its own in-memory PGlite, whatever database the suite runs on. Stop it in afterAll. */
+export async function startPgliteService(clock?: Clock): Promise<TestService> {
+  const service = await createService({ ...testConfig(), databaseUrl: undefined, dataDir: 'memory://' }, { clock, log: pino({ level: 'silent' }) });
+  return Object.assign(service, { api: request(service.http) });
+}
+
 /** Allow-list used by webhook tests: the receivers run on loopback. */
 export const LOOPBACK_ALLOWED = '127.0.0.1,localhost,::1';
 
