@@ -3,8 +3,9 @@ import type { PGlite } from '@electric-sql/pglite';
 
 /**
  * The PostgreSQL channel on which triggers (migration 0024) announce changes to rows that requests read on every
- * call and that are remembered across requests: `u:<user id>` (a user's suspension), `c:<tribe id>` (a tribe),
- * `m:<user id>` (a user's memberships), `*` (forget everything: a truncate, or a statement changing many rows).
+ * call and that are remembered across requests: `u:<user id>` (a user), `c:<tribe id>` (a tribe), `m:<user id>` (a
+ * user's memberships), `h:<challenge id>` (a challenge), `*` (forget everything: a truncate, or a statement changing
+ * many rows).
  */
 export const CHANGES_CHANNEL = 'svc_changes';
 
@@ -40,8 +41,8 @@ class Feed implements ChangeFeed {
  * Every connection of the pool listens (`listenOn`, the pool's `onConnect` hook: before the connection runs anything
  * else), so that a change written through this process is heard on the connection that wrote it before its statement
  * (or its commit) returns: PostgreSQL delivers a session its own notifications before it reports the command
- * complete. A change written by another process is heard as soon as PostgreSQL delivers it to an idle connection of
- * this one. When the last listening connection closes (the pool's idle timeout, a database restart), announcements
+ * complete. A change written by another process is heard as soon as PostgreSQL delivers it to a connection of this
+ * one between two transactions (at once to an idle one). When the last listening connection closes (the pool's idle timeout, a database restart), announcements
  * of the gap would be lost: the feed says `*` and is not listening until a connection listens again.
  */
 export class PoolChangeFeed extends Feed {
