@@ -42,8 +42,9 @@ class Feed implements ChangeFeed {
  * else), so that a change written through this process is heard on the connection that wrote it before its statement
  * (or its commit) returns: PostgreSQL delivers a session its own notifications before it reports the command
  * complete. A change written by another process is heard as soon as PostgreSQL delivers it to a connection of this
- * one between two transactions (at once to an idle one). When the last listening connection closes (the pool's idle timeout, a database restart), announcements
- * of the gap would be lost: the feed says `*` and is not listening until a connection listens again.
+ * one between two transactions (at once to an idle one). When the last listening connection closes (the pool's idle
+ * timeout, a database restart), announcements of the gap would be lost: the feed says `*` and is not listening until
+ * a connection listens again.
  */
 export class PoolChangeFeed extends Feed {
   async listenOn(client: pg.ClientBase): Promise<void> {
