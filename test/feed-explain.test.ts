@@ -6,9 +6,9 @@
 // each one that reads posts is EXPLAINed (FORMAT JSON): no plan node is a Seq Scan on posts, and the feed's and
 // search's indexes appear. PostgreSQL only: the planner and its statistics are the point.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { openSession } from '../subgraphs/identity/index.js';
+import { issueTokens, openSession } from '../subgraphs/identity/index.js';
 import { SCALES, seedSocial, type SeedResult } from '../bench/seed-social.js';
-import { gql, isolatedDatabase, startService, TEST_DATABASE_URL, type TestService } from './support.js';
+import { bearer, gql, isolatedDatabase, startService, TEST_DATABASE_URL, type TestService } from './support.js';
 
 if (!TEST_DATABASE_URL) console.warn('feed-explain.test.ts is skipped: it EXPLAINs the feed and search statements on PostgreSQL, not PGlite');
 const onPostgres = TEST_DATABASE_URL ? describe : describe.skip;
@@ -157,6 +157,49 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
     const pinned = first.statements.filter((s) => /pinned_at"? is not null/i.test(s.text));
     expect(pinned).toHaveLength(1);
     await expectIndexed(pinned, 'posts_feed_pinned_idx');
+  });
+
+  /**
+   * The plan PostgreSQL keeps for a prepared statement once it stops planning each execution (the generic plan,
+   * parameters unknown): PREPARE the statement's text and EXPLAIN its EXECUTE with `plan_cache_mode` forced to it.
+   */
+  const explainGeneric = async (s: Statement) => {
+    const client = await t.deps.database.pool!.connect();
+    const literal = (v: unknown): string =>
+      v === null || v === undefined
+        ? 'null'
+        : Array.isArray(v)
+          ? client.escapeLiteral(`{${v.map((e) => `"${String(e)}"`).join(',')}}`)
+          : typeof v === 'string'
+            ? client.escapeLiteral(v)
+            : String(v);
+    try {
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query(`prepare explained as ${s.text}`);
+      const res = await client.query(`explain (format json) execute explained(${s.values.map(literal).join(', ')})`);
+      return nodes((res.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan);
+    } finally {
+      await client.query('deallocate explained; reset plan_cache_mode').catch(() => undefined);
+      client.release();
+    }
+  };
+
+  it("the resource API's posts list keeps plans on posts_community_published_created_idx: the first page in its order (no Sort), a later page by the deferred join, never a Seq Scan", async () => {
+    const c = seed.benchTribes[0].id;
+    const headers = bearer({ token: (await issueTokens(t.deps, seed.benchUserId)).accessToken });
+    for (const page of [1, 3]) {
+      captured = [];
+      const res = await t.api.get(`/v1/communities/${c}/posts`).query({ per_page: 50, page }).set(headers);
+      const statements = [...new Map(captured.filter((s) => readsPosts(s.text)).map((s) => [`${s.text}\n${JSON.stringify(s.values)}`, s])).values()];
+      captured = null;
+      expect(res.status).toBe(200);
+      expect(res.body.data).toHaveLength(50);
+      expect(statements).toHaveLength(1);
+      const plan = await explainGeneric(statements[0]);
+      expect(plan.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'posts')).toEqual([]);
+      expect(plan.map((n) => n['Index Name'])).toContain('posts_community_published_created_idx');
+      if (page === 1) expect(plan.map((n) => n['Node Type'])).not.toContain('Sort');
+    }
   });
 
   it.each([
