@@ -38,6 +38,7 @@ await pool.query(
    from generate_series(1, 500) g`,
   [tribe.data.id, authors],
 );
+await pool.query('analyze posts, users'); // as bench/posts.bench.ts: plans for the rows it reads
 const url = `${base}/v1/communities/${tribe.data.id}/posts?per_page=50`;
 
 /** autocannon in a child process (16 connections), its summary lines. */

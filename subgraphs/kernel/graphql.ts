@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLResolveInfo } from 'graphql';
+import { isoTime } from './iso-time.js';
 
 /** ISO 8601 UTC timestamps. */
 export const DateTime = new GraphQLScalarType({
   name: 'DateTime',
   description: 'ISO 8601 timestamp in UTC, e.g. 2026-01-31T12:00:00.000Z',
-  serialize: (value) => (value instanceof Date ? value : new Date(value as string)).toISOString(),
+  serialize: (value) => isoTime(value instanceof Date ? value : new Date(value as string)),
   parseValue: (value) => {
     const d = new Date(value as string);
     if (typeof value !== 'string' || Number.isNaN(d.getTime())) throw new TypeError('DateTime must be an ISO 8601 string');
