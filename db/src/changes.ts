@@ -139,28 +139,30 @@ export class Remembered<V> {
 
   private async through(wanted: Array<[string, string]>, load: (missing: Array<[string, string]>) => Promise<V[]>): Promise<V[]> {
     if (!this.feed.listening) return load(wanted);
-    const values = new Map<string, V>();
-    const missing: Array<[string, string]> = [];
-    for (const [group, key] of wanted) {
+    const values = new Array<V>(wanted.length);
+    const missing: number[] = []; // indexes into `wanted`
+    for (let i = 0; i < wanted.length; i += 1) {
+      const [group, key] = wanted[i];
       const entries = this.groups.get(group);
-      if (entries?.has(key)) values.set(`${group}\n${key}`, entries.get(key)!);
-      else missing.push([group, key]);
+      if (entries?.has(key)) values[i] = entries.get(key)!;
+      else missing.push(i);
     }
     if (missing.length > 0) {
       const generation = this.generation;
-      const loaded = await load(missing);
+      const loaded = await load(missing.map((i) => wanted[i]));
       const remember = generation === this.generation && this.feed.listening;
       if (remember && this.size + missing.length > this.max) this.clear();
-      missing.forEach(([group, key], i) => {
-        values.set(`${group}\n${key}`, loaded[i]);
+      missing.forEach((i, j) => {
+        values[i] = loaded[j];
         if (!remember) return;
+        const [group, key] = wanted[i];
         let entries = this.groups.get(group);
         if (!entries) this.groups.set(group, (entries = new Map()));
         if (!entries.has(key)) this.size += 1;
-        entries.set(key, loaded[i]);
+        entries.set(key, loaded[j]);
       });
     }
-    return wanted.map(([group, key]) => values.get(`${group}\n${key}`)!);
+    return values;
   }
 }
 
@@ -213,6 +215,8 @@ export function rowsByIdRemembered<D extends object, R extends { id: string }>(
       const byId = new Map((await load(db, missing)).map((row) => [row.id, freezeNested(row)]));
       return missing.map((id) => byId.get(id) ?? null);
     });
-    return found.flatMap((row) => (row ? [{ ...row }] : []));
+    const rows: R[] = [];
+    for (const row of found) if (row) rows.push({ ...row });
+    return rows;
   };
 }
