@@ -4,7 +4,8 @@
 // ones the service sends while it serves homeFeed (first page and the page after 50 cursors), communityFeed (NEW,
 // TOP, ACTIVE, first and second page) and search over GraphQL, captured from its own pool with their parameters;
 // each one that reads posts is EXPLAINed (FORMAT JSON): no plan node is a Seq Scan on posts, and the feed's and
-// search's indexes appear. PostgreSQL only: the planner and its statistics are the point.
+// search's indexes appear. The resource API's posts list (issue 15) is EXPLAINed as the generic plan PostgreSQL
+// keeps for its prepared statements. PostgreSQL only: the planner and its statistics are the point.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { issueTokens, openSession } from '../subgraphs/identity/index.js';
 import { SCALES, seedSocial, type SeedResult } from '../bench/seed-social.js';
