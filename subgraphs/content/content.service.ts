@@ -123,6 +123,7 @@ export async function listPosts(ctx: RequestContext, communityId: string, raw: u
     },
     p.perPage + 1,
     p.offset,
+    ctx.app.clock(),
   );
   return toPage(rows, p);
 }

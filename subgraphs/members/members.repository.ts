@@ -1,5 +1,5 @@
 import { and, count, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import { preparedOnce, rememberedPerDatabase, type Executor } from '../../db/src/index.js';
+import { preparedOnce, rememberedPerDatabase, SteppedKeys, type Executor } from '../../db/src/index.js';
 import { communityInvites, memberSanctions, members, xpAwards, type Member, type MemberSanction, type Role } from './members.tables.js';
 
 /** Inserts a membership unless one exists; returns the new row, or undefined when it existed. */
@@ -144,7 +144,7 @@ interface PageKey {
   joinedAt: string;
   id: string;
 }
-const pageKeys = new WeakMap<Executor, Map<string, { key: Promise<PageKey | undefined>; until: number }>>();
+const pageKeys = new SteppedKeys<PageKey>(MEMBER_PAGE_STEP, MEMBER_PAGE_KEY_TTL_MS);
 
 const pageAfterKey = preparedOnce((db) =>
   deferredPage(
@@ -169,36 +169,13 @@ const pageAfterKey = preparedOnce((db) =>
 export async function pageOfMembers(db: Executor, communityId: string, limit: number, offset: number, now: Date): Promise<Member[]> {
   if (offset < MEMBER_PAGE_STEP) return pageOfCommunity(db).execute({ communityId, limit, offset });
   const step = offset - (offset % MEMBER_PAGE_STEP);
-  const key = await keyAt(db, communityId, step, now.getTime());
+  const key = await pageKeys.at(db, communityId, step, now.getTime(), (from, skip) => findKey(db, communityId, from, skip));
   if (!key) return [];
   return pageAfterKey(db).execute({ communityId, joinedAt: key.joinedAt, id: key.id, limit, offset: offset - step });
 }
 
-/**
- * The sort key of the row at offset `step` (a multiple of MEMBER_PAGE_STEP), remembered (requests that come
- * meanwhile wait for the same lookup); undefined past the end. It is counted from the key of the step below when that
- * one stands (one step of entries: pages read in order), else from the start (one statement, as a plain offset).
- */
-function keyAt(db: Executor, communityId: string, step: number, now: number): Promise<PageKey | undefined> {
-  let keys = pageKeys.get(db);
-  if (!keys) pageKeys.set(db, (keys = new Map()));
-  const standing = (at: number) => {
-    const cached = keys.get(`${communityId}:${at}`);
-    return cached && cached.until > now ? cached.key : undefined;
-  };
-  const cached = standing(step);
-  if (cached) return cached;
-  if (keys.size >= 10_000) keys.clear();
-  const key = findKey(db, communityId, step, step > MEMBER_PAGE_STEP ? standing(step - MEMBER_PAGE_STEP) : undefined);
-  const name = `${communityId}:${step}`;
-  keys.set(name, { key, until: now + MEMBER_PAGE_KEY_TTL_MS });
-  key.catch(() => keys.delete(name));
-  return key;
-}
-
-async function findKey(db: Executor, communityId: string, step: number, below: Promise<PageKey | undefined> | undefined): Promise<PageKey | undefined> {
-  const from = below ? await below : undefined;
-  if (below && !from) return undefined; // the step below is past the end already
+/** The sort key of the row `skip` entries after `from` (included), or from the start. */
+async function findKey(db: Executor, communityId: string, from: PageKey | undefined, skip: number): Promise<PageKey | undefined> {
   const [row] = await db
     .select({ joinedAt: sql<string>`${members.joinedAt}::text`, id: members.id })
     .from(members)
@@ -210,7 +187,7 @@ async function findKey(db: Executor, communityId: string, step: number, below: P
     )
     .orderBy(desc(members.joinedAt), desc(members.id))
     .limit(1)
-    .offset(from ? MEMBER_PAGE_STEP : step);
+    .offset(skip);
   return row;
 }
 
