@@ -435,7 +435,8 @@ To try a request here, call **Sign in** with your email and password, copy \`acc
 
 ## Records and lists
 Records are snake_case inside \`{"data": ...}\`. Lists answer \`{"data": [...], "pagination": {"page", "per_page", "has_more"}}\`
-and take \`page\` (from 1) and \`per_page\` (default 20, at most 50).
+and take \`page\` (from 1) and \`per_page\` (default 20, at most 50). Pages are counted by offset: a long scan can see
+a record twice or miss one when records are added or removed meanwhile.
 
 ## Errors
 Every error is \`{"error": {"code", "message", "details"?}}\`: branch on \`code\` (\`unauthorized\` 401, \`forbidden\` 403,
