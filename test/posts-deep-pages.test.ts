@@ -114,6 +114,17 @@ describe('resource API posts list: deep pages', () => {
     expect(body.pagination.has_more).toBe(false);
   });
 
+  it('answers the deepest page it accepts with an empty list, and a page beyond it with 400 invalid_query', async () => {
+    const deepest = await page(owner, 1_000_000);
+    expect(deepest.data).toEqual([]);
+    expect(deepest.pagination.has_more).toBe(false);
+    for (const bad of ['1000001', '0', '1e9', 'x']) {
+      const res = await t.api.get(`/v1/communities/${tribe.id}/posts`).query({ page: bad, per_page: PER_PAGE }).set(bearer(owner));
+      expect([bad, res.status, res.body.error?.code]).toEqual([bad, 400, 'invalid_query']);
+    }
+    expect(await ids(owner, STEP_PAGE + 1)).toEqual(await plainOffset('owner', STEP_PAGE + 1)); // still answers as before
+  });
+
   it('a moderator sees what the owner sees at a deep offset', async () => {
     const moderator = await signupUser(t);
     await join(t, moderator, tribe.handle);
