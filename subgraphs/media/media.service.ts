@@ -208,7 +208,9 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
       await pipeline(guarded(file, guard), scratchFile);
       try {
         const image = await renditionsOf(scratch);
-        const stored = await Promise.all(
+        // Every rendition settles before a failure is answered: one still being written when the other fails
+        // would otherwise leave its temporary file, or land its file after the clean-up below.
+        const settled = await Promise.allSettled(
           image.renditions.map(async (r) => {
             const key = mediaKey(id, r.name);
             const object = await storage.put(key, r.stream);
@@ -216,6 +218,10 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
             return { name: r.name, storageKey: key, contentType: 'image/webp', sizeBytes: object.size, etag: object.sha256, ...size };
           }),
         );
+        const stored = settled.map((s) => {
+          if (s.status === 'rejected') throw s.reason;
+          return s.value;
+        });
         variants.push(...stored);
         const main = stored.find((v) => v.name === 'image')!;
         width = main.width;
