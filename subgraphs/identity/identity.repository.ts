@@ -57,7 +57,9 @@ const usersByIds = preparedOnce((db) =>
  * database, so a batch of 100 costs no more SQL building than a batch of one. Through the database's root handle
  * the users are remembered across requests (never the password hash) until a trigger announces `u:<id>`.
  */
-const usersByIdsRemembered = rowsByIdRemembered<Executor, User>('u', async (db, ids) => (await usersByIds(db).execute({ ids })).map(toUser));
+const usersByIdsRemembered = rowsByIdRemembered<Executor, User>('u', async (db, ids) => (await usersByIds(db).execute({ ids })).map(toUser), {
+  typename: 'User',
+});
 
 export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<User[]> {
   return ids.length === 0 ? [] : usersByIdsRemembered(db, ids);
