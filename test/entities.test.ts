@@ -3,6 +3,8 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { execute, isObjectType, parse, type GraphQLSchema, type GraphQLUnionType } from 'graphql';
 import { LocalSubgraphSource, COMPILE_AFTER } from '../gateway/src/local-source.js';
 import { buildSubgraph, SUBGRAPH_NAMES, SUBGRAPHS, type SubgraphName } from '../subgraphs/index.js';
+import { cheaperEntities } from '../subgraphs/kernel/entities.js';
+import { byIdReference, idLoader, type RequestContext } from '../subgraphs/kernel/index.js';
 import { findUsersByIds } from '../subgraphs/identity/index.js';
 import { createPost, createTribe, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
 import { startService, type TestService } from './support.js';
@@ -99,5 +101,84 @@ describe('_entities: the same answers as @apollo/subgraph', () => {
     expect(Object.getOwnPropertyDescriptor(first, '__typename')).toEqual({ value: 'User', enumerable: false, writable: false, configurable: false });
     expect(JSON.parse(JSON.stringify(first))).not.toHaveProperty('__typename');
     expect({ ...first }).not.toHaveProperty('__typename');
+  });
+});
+
+describe('_entities resolved all at once (byIdReference.many) answers as one DataLoader load per entity', () => {
+  const typeDefs = parse(`
+    extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+    type Thing @key(fields: "id") { id: ID! name: String }
+    type Query { thing(id: ID!): Thing }
+  `);
+  const A = '00000000-0000-4000-8000-00000000000a';
+  const B = '00000000-0000-4000-8000-00000000000b';
+  const MISSING = '00000000-0000-4000-8000-00000000000c';
+  /** A fetch of rows by id that counts its calls and fails while `failing` is set. */
+  const store = () => {
+    const calls: string[][] = [];
+    let failing = false;
+    const fetch = async (ids: string[]) => {
+      calls.push([...ids].sort());
+      if (failing) throw new Error('the store is down');
+      return ids.filter((id) => id !== MISSING).map((id) => ({ id, name: `thing ${id.slice(-1)}` }));
+    };
+    return { calls, fetch, fail: () => void (failing = true) };
+  };
+  /** Apollo's `_entities` over a DataLoader `load` per entity, and ours over `byIdReference`: the same fetch. */
+  const schemas = (fetch: (ids: string[]) => Promise<Array<{ id: string; name: string }>>) => {
+    const loaderOf = (ctx: RequestContext) => idLoader(ctx, 'test.thing', fetch);
+    const perEntity = buildSubgraphSchema([{ typeDefs, resolvers: {
+      Query: { thing: (_: unknown, a: { id: string }, ctx: RequestContext) => loaderOf(ctx).load(a.id) },
+      Thing: { __resolveReference: (r: { id: string }, ctx: RequestContext) => loaderOf(ctx).load(r.id) },
+    } as any }]);
+    const reference = byIdReference('test.thing', (_ctx, ids) => fetch(ids));
+    const allAtOnce = cheaperEntities(buildSubgraphSchema([{ typeDefs, resolvers: {
+      Query: { thing: (_: unknown, a: { id: string }, ctx: RequestContext) => loaderOf(ctx).load(a.id) },
+      Thing: { __resolveReference: reference },
+    } as any }]));
+    return { perEntity, allAtOnce };
+  };
+  const ENTITIES = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Thing { id name } } }';
+  const both = async (document: string, representations: unknown[], setUp: (s: ReturnType<typeof store>) => void = () => undefined) => {
+    const out = [];
+    for (const which of ['perEntity', 'allAtOnce'] as const) {
+      const s = store();
+      setUp(s);
+      const result = await execute({ schema: schemas(s.fetch)[which], document: parse(document), variableValues: { r: representations }, contextValue: { requestId: which } });
+      out.push({ result: JSON.stringify(result), calls: s.calls });
+    }
+    return out;
+  };
+
+  it('known, missing, repeated and malformed ids: the same data from the same one fetch', async () => {
+    const [apollos, ours] = await both(ENTITIES, [A, MISSING, B, A, 'not-a-uuid'].map((id) => ({ __typename: 'Thing', id })));
+    expect(JSON.parse(ours!.result).data._entities).toEqual([
+      { id: A, name: 'thing a' }, null, { id: B, name: 'thing b' }, { id: A, name: 'thing a' }, null,
+    ]);
+    expect(ours).toEqual(apollos);
+    expect(ours!.calls).toEqual([[A, B, MISSING].sort()]);
+  });
+
+  it('a failed fetch is the same error on every entity, at each entity\'s path', async () => {
+    const [apollos, ours] = await both(ENTITIES, [A, B].map((id) => ({ __typename: 'Thing', id })), (s) => s.fail());
+    const result = JSON.parse(ours!.result);
+    expect(result.data._entities).toEqual([null, null]);
+    expect(result.errors.map((e: { message: string; path: unknown[] }) => [e.message, e.path])).toEqual([
+      ['the store is down', ['_entities', 0]],
+      ['the store is down', ['_entities', 1]],
+    ]);
+    expect(ours).toEqual(apollos);
+  });
+
+  it('an id that is not a string, and a request that used the loader before, take the per-entity path: the same answers', async () => {
+    const [apollos, ours] = await both(ENTITIES, [{ __typename: 'Thing', id: A }, { __typename: 'Thing', id: 7 }]);
+    expect(JSON.parse(ours!.result).data._entities).toEqual([{ id: A, name: 'thing a' }, null]);
+    expect(ours).toEqual(apollos);
+
+    const after = `query($r: [_Any!]!) { thing(id: "${A}") { id } _entities(representations: $r) { ... on Thing { id name } } }`;
+    const [apollosAfter, oursAfter] = await both(after, [B, A].map((id) => ({ __typename: 'Thing', id })));
+    expect(JSON.parse(oursAfter!.result).data).toEqual({ thing: { id: A }, _entities: [{ id: B, name: 'thing b' }, { id: A, name: 'thing a' }] });
+    expect(oursAfter).toEqual(apollosAfter);
+    expect(oursAfter!.calls).toEqual([[A, B]]);
   });
 });

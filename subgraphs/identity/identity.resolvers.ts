@@ -1,12 +1,12 @@
 import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
-import { type RequestContext, idLoader } from '../kernel/index.js';
+import { byIdReference } from '../kernel/index.js';
 import { changePassword, findUsersByIds, me, updateProfile, userByUsername, type User } from './identity.service.js';
 import { requestEmailVerification, requestPasswordReset, resetPassword, verifyEmail } from './email-tokens.service.js';
 import type { Resolvers } from './identity.generated.js';
 
 export const typeDefs = loadTypeDefs(import.meta.url);
 
-const userLoader = (ctx: RequestContext) => idLoader<User>(ctx, 'identity.userById', (ids) => findUsersByIds(ctx.app, ids));
+const userReference = byIdReference<User>('identity.userById', (ctx, ids) => findUsersByIds(ctx.app, ids));
 
 export const resolvers: Resolvers = {
   DateTime,
@@ -23,7 +23,7 @@ export const resolvers: Resolvers = {
     resetPassword: (_, a, ctx) => resetPassword(ctx.app, a),
   },
   User: {
-    __resolveReference: (ref, ctx) => userLoader(ctx).load(ref.id),
+    __resolveReference: userReference,
     email: (user, _, ctx) => (ctx.caller?.userId === user.id ? user.email : null),
     emailVerified: (user, _, ctx) => (ctx.caller?.userId === user.id ? user.emailVerifiedAt !== null : null),
   },

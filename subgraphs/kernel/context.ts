@@ -64,6 +64,11 @@ export function requestScoped<T>(ctx: RequestContext, key: string, create: () =>
   return slot.get(key) as T;
 }
 
+/** Whether this request has created its `requestScoped` value of `key`. */
+export function hasRequestScoped(ctx: RequestContext, key: string): boolean {
+  return perRequest.get(ctx)?.has(key) ?? false;
+}
+
 /** The caller's user id, or an `unauthorized` error. */
 export function requireUser(ctx: RequestContext): string {
   if (!ctx.caller) throw unauthorized();

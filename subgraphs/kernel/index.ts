@@ -7,7 +7,7 @@ export type { AppConfig } from './config.js';
 export * from './tokens.js';
 export { SCOPES, requireScope } from './scopes.js';
 export type { Scope } from './scopes.js';
-export { countLoader, idLoader, viewerLoader } from './loaders.js';
+export { byIdReference, countLoader, idLoader, viewerLoader, type ReferenceResolver } from './loaders.js';
 export { characterCount, describeTextProblem, fieldOf, findBadText, text, textProblem } from './text.js';
 export type { TextFinding, TextOptions, TextProblem } from './text.js';
 export { FIRST, connection, decodeCursor, encodeCursor, firstOf, isNumberAndId, isTimeAndId, pageRequest, slice, toConnection } from './connection.js';
