@@ -4,6 +4,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
+const startedAt = Date.now();
+
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 async function answers(url) {
@@ -47,18 +49,27 @@ if (docs.status !== 0) {
   process.exit(1);
 }
 
-const prepare = spawnSync('node', ['--import', 'tsx', 'scripts/prepare-test-db.ts'], { stdio: 'inherit', env });
-if (prepare.status !== 0) {
-  console.log('0 passed, 1 failed');
-  console.error('Preparing the test database failed.');
-  process.exit(1);
+// Jest workers: on PostgreSQL each has a database of its own, so files run side by side; most of a file's time is
+// spent waiting (on the database, on child processes, on sockets), so more workers than cores pays on CI's two.
+// Embedded PGlite runs in band: each file opens PGlite in memory, which is CPU- and memory-heavy.
+const jestArgs = process.argv.slice(2);
+const asked = workersAsked(jestArgs);
+const workers = !url ? 1 : asked ?? Number(process.env.TEST_WORKERS || 4);
+if (url) {
+  const prepare = spawnSync('node', ['--import', 'tsx', 'scripts/prepare-test-db.ts', url, String(workers)], { stdio: 'inherit', env });
+  if (prepare.status !== 0) {
+    console.log('0 passed, 1 failed');
+    console.error('Preparing the test databases failed.');
+    process.exit(1);
+  }
 }
 
 const results = '.jest-results.json';
 rmSync(results, { force: true });
 // --forceExit: a handle some test leaves open (a socket, a child process) must not keep the run from ending.
-const args = ['jest', '--json', `--outputFile=${results}`, '--forceExit', ...process.argv.slice(2)];
+const args = ['jest', '--json', `--outputFile=${results}`, '--forceExit', ...jestArgs];
 if (!url) args.push('--runInBand');
+else if (asked === undefined) args.push(`--maxWorkers=${workers}`);
 // A hard ceiling well inside CI's 30 minutes: a hung run is stopped (Jest and its workers, as one process group)
 // and still ends with its summary line.
 const JEST_LIMIT_MS = Number(process.env.TEST_TIME_LIMIT_MS || 25 * 60_000);
@@ -83,5 +94,17 @@ try {
   failed = 1;
 }
 const ok = run.status === 0 && failed === 0 && passed > 0;
+console.log(`npm test wall time: ${((Date.now() - startedAt) / 1000).toFixed(0)} s (type-check, databases and Jest with ${workers} worker(s))`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(ok ? 0 : 1);
+
+/** The worker count named on the command line (`-i`, `--runInBand`, `-w N`, `--maxWorkers=N`), if any. */
+function workersAsked(argv) {
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '-i' || argv[i] === '--runInBand') return 1;
+    const inline = /^--maxWorkers=(\d+)$/.exec(argv[i]);
+    if (inline) return Number(inline[1]);
+    if ((argv[i] === '-w' || argv[i] === '--maxWorkers') && /^\d+$/.test(argv[i + 1] ?? '')) return Number(argv[i + 1]);
+  }
+  return undefined;
+}

@@ -11,6 +11,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
+import { databaseName, databaseUrl, templateName, workerDatabaseName } from './databases.js';
 import { verify, WebhookVerificationError, type WebhookEvent } from '../verifier/src/index.js';
 import { createService, type Service } from '../server/service.js';
 import { type AppConfig, type Clock, loadConfig } from '../subgraphs/kernel/index.js';
@@ -19,8 +20,14 @@ import { systemResolver, type Resolver } from '../subgraphs/webhooks/index.js';
 // ---------------------------------------------------------------------------------------------------------
 // The service
 
-/** The test database URL chosen by `npm test` (empty: embedded PGlite in memory). */
-export const TEST_DATABASE_URL = process.env.SVC_TEST_DATABASE_URL || undefined;
+/** The server's URL chosen by `npm test` (empty: embedded PGlite in memory), whose databases ./databases.ts names. */
+const BASE_DATABASE_URL = process.env.SVC_TEST_DATABASE_URL || undefined;
+
+/**
+ * This Jest worker's database on the test server (scripts/prepare-test-db.ts made it, migrated), so that files in
+ * other workers never share its schema; undefined without a server (embedded PGlite in memory).
+ */
+export const TEST_DATABASE_URL = BASE_DATABASE_URL && databaseUrl(BASE_DATABASE_URL, workerDatabaseName(BASE_DATABASE_URL, Number(process.env.JEST_WORKER_ID ?? 1)));
 
 export function testConfig(overrides: Record<string, string> = {}): AppConfig {
   return loadConfig({
@@ -73,34 +80,25 @@ export async function startWebhookService(
 }
 
 /**
- * A database of this test file's own on the test server (dropped by `drop`), so that draining, which
- * takes every due delivery in the database, sees no other file's deliveries. Without a server (PGlite),
+ * A database of this test file's own on the test server (dropped by `drop`), migrated (a clone of the run's
+ * template), so that draining, which takes every due delivery in the database, sees no other file's deliveries.
+ * `{ empty: true }`: an empty database instead, for a test that migrates it itself. Without a server (PGlite),
  * every service already has its own in-memory database: `url` is undefined.
  */
-export async function isolatedDatabase(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
-  if (!TEST_DATABASE_URL) return { url: undefined, drop: async () => undefined };
-  const name = `${new URL(TEST_DATABASE_URL).pathname.slice(1) || 'test'}_wh_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      try {
-        await c.query(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await c.end();
-      }
-    },
+export async function isolatedDatabase(options: { empty?: boolean } = {}): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  if (!BASE_DATABASE_URL || !TEST_DATABASE_URL) return { url: undefined, drop: async () => undefined };
+  const name = `${databaseName(BASE_DATABASE_URL)}_iso_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
   };
+  await admin(`create database "${name}"${options.empty ? '' : ` template "${templateName(BASE_DATABASE_URL)}"`}`);
+  return { url: databaseUrl(BASE_DATABASE_URL, name), drop: () => admin(`drop database if exists "${name}" with (force)`) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -196,9 +194,10 @@ export function movableClock() {
 /** Polls `check` until it returns true (or throws after `timeoutMs`). */
 export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
+  // Checks again after 1, 2, 4, 8 and 16 ms, then every 25 ms: most conditions hold within a few milliseconds.
+  for (let pause = 1; !(await check()); pause = Math.min(pause * 2, 25)) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
 

@@ -424,7 +424,7 @@ const describeOnPostgres = TEST_DATABASE_URL ? describe : describe.skip;
 
 describeOnPostgres('0018_wallet_ledger on orders paid before it', () => {
   it('backfills one order_paid transaction per paid order (default 5% fee, 7-day hold from paid_at); pending and free orders get none', async () => {
-    const own = await isolatedDatabase();
+    const own = await isolatedDatabase({ empty: true });
     const db = await openDatabase({ url: own.url, poolSize: 1 });
     try {
       const all = await loadMigrations();
