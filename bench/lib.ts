@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import type pg from 'pg';
+import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,8 +7,27 @@ import { pino } from 'pino';
 import { createService, type Service } from '../server/service.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
 
-/** The benchmark database: BENCH_DATABASE_URL, else the local test server. */
-export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * The benchmark database: BENCH_DATABASE_URL, else `bench` on the local server, created when missing. Never a test
+ * database: `npm test` recreates those on every run, and a bench's million rows would slow every test.
+ */
+export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/bench';
+await createDatabaseIfMissing(BENCH_DATABASE_URL);
+
+/** Creates the database `url` names, through the server's `postgres` database, unless it exists. */
+export async function createDatabaseIfMissing(url: string): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const adminUrl = new URL(url);
+  adminUrl.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  try {
+    const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) await admin.query(`create database "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await admin.end();
+  }
+}
 
 export interface LoadResult {
   rps: number;

@@ -373,6 +373,6 @@ const ORDER = ['tribes', 'users', 'members', 'posts', 'comments', 'reactions'];
 const fmt = (counts: Record<string, number>) => ORDER.map((k) => `${k} ${Number(counts[k]).toLocaleString('en')}`).join(', ');
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  await seedSocial(url, { fresh: process.argv.includes('--fresh') });
+  const { BENCH_DATABASE_URL } = await import('./lib.js');
+  await seedSocial(BENCH_DATABASE_URL, { fresh: process.argv.includes('--fresh') });
 }
