@@ -265,6 +265,16 @@ describe('automod', () => {
       expect((await posted(s.member, s.tribe.id, '<p>back</p>')).status).toBe('published');
     });
 
+    it('holds under concurrency: 20 posts sent at once by a new member of a tribe with the limit 3 write exactly 3', async () => {
+      const s = await tribeWith();
+      await setJoinedAt(t, s.tribe.id, s.member.id, new Date(Date.now() - 3_600_000).toISOString());
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(s.member, s.tribe.id, `<p>at once ${i}</p>`)));
+      const refused = answers.filter((a) => a.errors);
+      expect(answers.length - refused.length).toBe(3);
+      expect(refused.map((a) => failure(a))).toEqual(Array(17).fill({ code: 'RATE_LIMITED', reason: 'new_member_post_limit' }));
+      expect(await countOf(t, sql`select count(*)::int as n from posts where author_id = ${s.member.id} and community_id = ${s.tribe.id}`)).toBe(3);
+    });
+
     it('is 3 for a tribe that never set it unless NEW_MEMBER_POST_LIMIT says otherwise', () => {
       expect(loadConfig({}).automod.newMemberPostLimit).toBe(3);
       expect(loadConfig({ NEW_MEMBER_POST_LIMIT: '0' }).automod.newMemberPostLimit).toBe(0);

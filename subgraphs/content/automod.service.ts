@@ -156,37 +156,38 @@ function screenText(settings: ModerationSettings, html: string): Screening {
 }
 
 /**
- * Automod on a post about to be published by `userId` with `role` (moderators and above are exempt from all of it).
- * For a new post (`options.newPost`, the default; not a draft being published), a plain member past the tribe's
- * `newMemberPostLimit` posts within 24 hours of joining is refused
- * (`new_member_post_limit`, RATE_LIMITED, with the seconds until the 24 hours end). Otherwise a text with a blocked word
- * or domain, or any post while `requireApproval` is on, is held for review.
+ * Automod on a post about to be published by `userId` with `role` (moderators and above are exempt from all of it):
+ * a text with a blocked word or domain, or any post while `requireApproval` is on, is held for review. A new post
+ * must also pass `newMemberPostCheck` in the transaction that writes it.
  */
-export async function screenPost(
-  ctx: RequestContext,
-  communityId: string,
-  userId: string,
-  role: Role,
-  html: string,
-  now: Date,
-  options: { newPost: boolean } = { newPost: true },
-): Promise<Screening> {
+export async function screenPost(ctx: RequestContext, communityId: string, role: Role, html: string): Promise<Screening> {
   if (exempt(role)) return { held: false };
-  const db = ctx.app.database.db;
   const settings = await settingsOf(ctx, communityId);
-  const { joinedAt } = await getMember(ctx, communityId, userId);
-  const newUntil = joinedAt.getTime() + NEW_MEMBER_WINDOW_MS;
-  if (options.newPost && newUntil > now.getTime() && (await repo.postsSince(db, communityId, userId, joinedAt)) >= settings.newMemberPostLimit) {
-    const retryAfterSeconds = Math.max(1, Math.ceil((newUntil - now.getTime()) / 1000));
-    throw rateLimited(
-      'new_member_post_limit',
-      `New members post at most ${settings.newMemberPostLimit} times in their first 24 hours in this tribe: wait ${retryAfterSeconds} s.`,
-      retryAfterSeconds,
-    );
-  }
   const screened = screenText(settings, html);
   if (screened.held) return screened;
   return settings.requireApproval ? { held: true, reason: 'approval_required' } : { held: false };
+}
+
+/**
+ * The new-member limit for a new post by `userId`: the returned check refuses it past the tribe's
+ * `newMemberPostLimit` posts within 24 hours of joining (`new_member_post_limit`, RATE_LIMITED, with the seconds
+ * until the 24 hours end); moderators and above are exempt. The member and the settings are read now; the check
+ * counts in the transaction that inserts the post, after `requireUnderPostingLimit` took the author's lock, so it
+ * sees every post of the author committed before it and concurrent posts cannot all pass (nor does it need a second
+ * connection while others wait on the lock).
+ */
+export async function newMemberPostCheck(ctx: RequestContext, communityId: string, userId: string, role: Role, now: Date): Promise<(tx: Executor) => Promise<void>> {
+  const pass = async () => undefined;
+  if (exempt(role)) return pass;
+  const { joinedAt } = await getMember(ctx, communityId, userId);
+  const newUntil = joinedAt.getTime() + NEW_MEMBER_WINDOW_MS;
+  if (newUntil <= now.getTime()) return pass;
+  const limit = (await settingsOf(ctx, communityId)).newMemberPostLimit;
+  return async (tx) => {
+    if ((await repo.postsSince(tx, communityId, userId, joinedAt)) < limit) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil((newUntil - now.getTime()) / 1000));
+    throw rateLimited('new_member_post_limit', `New members post at most ${limit} times in their first 24 hours in this tribe: wait ${retryAfterSeconds} s.`, retryAfterSeconds);
+  };
 }
 
 /** Automod on a comment by the caller (a member): held for review when it has a blocked word or domain. */

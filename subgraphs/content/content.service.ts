@@ -24,7 +24,7 @@ import { emitEvent } from '../outbox/index.js';
 import * as repo from './content.repository.js';
 import { syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
-import { reportHeld, screenPost } from './automod.service.js';
+import { newMemberPostCheck, reportHeld, screenPost } from './automod.service.js';
 import { POST_STATUSES, VISIBILITIES, type Comment, type Post, type Visibility } from './content.tables.js';
 
 export type { Comment, Post } from './content.tables.js';
@@ -153,12 +153,14 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   const body = cleanBody(input.content);
   const mediaUrls = await usableMedia(ctx, community, input.mediaUrls ?? []);
   const now = ctx.app.clock();
-  // Automod: refuses a new member's post past the tribe's limit; holds a published post it flags for review.
-  const screened = await screenPost(ctx, community.id, userId, role, body, now);
+  // Automod: holds a published post it flags for review; refuses a new member's post past the tribe's limit.
+  const screened = await screenPost(ctx, community.id, role, body);
+  const requireUnderNewMemberLimit = await newMemberPostCheck(ctx, community.id, userId, role, now);
   const requested = input.status ?? 'published';
   const status = requested === 'published' && screened.held ? 'pending_review' : requested;
   return ctx.app.database.db.transaction(async (tx) => {
     await requireUnderPostingLimit(ctx, tx, userId, now);
+    await requireUnderNewMemberLimit(tx);
     const post = await repo.insertPost(tx, {
       communityId: community.id,
       authorId: userId,
@@ -207,7 +209,7 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   // Automod screens a draft being published as it screens a new post (without counting it again).
   const screened =
     input.status === 'published' && post.status === 'draft'
-      ? await screenPost(ctx, post.communityId, userId, role, input.content !== undefined ? cleanBody(input.content) : post.body, ctx.app.clock(), { newPost: false })
+      ? await screenPost(ctx, post.communityId, role, input.content !== undefined ? cleanBody(input.content) : post.body)
       : ({ held: false } as const);
   const patch: Partial<Post> = {};
   if (input.content !== undefined) patch.body = cleanBody(input.content);
