@@ -12,7 +12,7 @@ import { directPath, type DirectPath } from './direct.js';
 import { inputRulePlugin } from './input-plugin.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { LocalSubgraphSource } from './local-source.js';
-import { operationResolutionPlugin } from './operation-plugin.js';
+import { httpSubscriptionPlugin, operationResolutionPlugin } from './operation-plugin.js';
 import { InternalRemoteSource } from './remote-source.js';
 
 /** A GraphQL result as the REST facade reads it: `TData` is the generated result type of the document run. */
@@ -95,11 +95,13 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     parseOptions: { maxTokens: QUERY_LIMITS.tokens },
     logger: app.log,
     // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
-    // An operation that does not resolve is refused first (400 BAD_USER_INPUT), before the input rule and the gateway.
+    // An operation that does not resolve is refused first (400 BAD_USER_INPUT), before the input rule and the gateway;
+    // then a subscription sent over HTTP (400 BAD_REQUEST: subscriptions are served over WebSocket).
     plugins: [
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
       operationResolutionPlugin(),
+      httpSubscriptionPlugin(),
       inputRulePlugin(),
       serviceUnavailableStatus,
       operationTypePlugin,
