@@ -28,6 +28,8 @@ const Q = {
   postWin: 'mutation($c: ID!, $i: PostWinInput!){ postWin(communityId: $c, input: $i){ id } }',
   approveWin: 'mutation($id: ID!){ approveWin(id: $id){ id } }',
   invite: 'mutation($c: ID!){ createInvite(communityId: $c) }',
+  report: 'mutation($c: ID!, $t: ReportTarget!, $r: ReportReason!){ report(communityId: $c, target: $t, reason: $r){ id } }',
+  resolve: 'mutation($c: ID!, $t: ID!, $a: ModerationAction!, $r: String){ resolveReports(communityId: $c, targetId: $t, action: $a, reason: $r){ status } }',
 };
 
 const HOUR = 60 * 60 * 1000;
@@ -108,6 +110,29 @@ describe('notifications', () => {
       await consume();
       expect(await nodes(w.member2)).toEqual([expect.objectContaining({ kind: 'mention', postId: post.id, commentId: null, actors: [{ id: w.member.id }] })]);
       expect(await nodes(w.member)).toEqual([]);
+    });
+
+    it("mention: the notification's post follows post(id)'s read rules: a draft or a removed post (and its removal reason) is null", async () => {
+      const w = await world();
+      const post = await createPost(t, w.member, w.tribe.id, { content: `<p>hey @${w.member2.username}</p>` });
+      await consume();
+      const seen = async () =>
+        ok(await gql(t, w.member2, `query { notifications(first: 5) { edges { node { postId post { id body status moderation { reason } } } } } }`)).notifications.edges.map(
+          (e: any) => e.node,
+        );
+      const root = () => gql(t, w.member2, 'query($id: ID!){ post(id: $id){ id } }', { id: post.id });
+      expect(await seen()).toEqual([{ postId: post.id, post: { id: post.id, body: `<p>hey @${w.member2.username}</p>`, status: 'published', moderation: null } }]);
+      // A moderator removes it: the author still sees it, the mentioned member neither by id nor through the notification.
+      ok(await gql(t, w.member3, Q.report, { c: w.tribe.id, t: { postId: post.id }, r: 'SPAM' }));
+      ok(await gql(t, w.owner, Q.resolve, { c: w.tribe.id, t: post.id, a: 'REMOVE_CONTENT', r: 'secret moderation note' }));
+      expect(failure(await root()).code).toBe('NOT_FOUND');
+      expect(await seen()).toEqual([{ postId: post.id, post: null }]);
+      // Restored, then turned back into a draft by its author: hidden again.
+      ok(await gql(t, w.owner, 'mutation($c: ID!, $p: ID){ restoreContent(communityId: $c, postId: $p) }', { c: w.tribe.id, p: post.id }));
+      expect(await seen()).toEqual([expect.objectContaining({ post: expect.objectContaining({ id: post.id }) })]);
+      ok(await gql(t, w.member, 'mutation($id: ID!, $i: UpdatePostInput!){ updatePost(id: $id, input: $i){ id } }', { id: post.id, i: { status: 'draft' } }));
+      expect(failure(await root()).code).toBe('NOT_FOUND');
+      expect(await seen()).toEqual([{ postId: post.id, post: null }]);
     });
 
     it('reaction: on my post, never my own reaction', async () => {

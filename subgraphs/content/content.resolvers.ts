@@ -37,7 +37,7 @@ export const resolvers: Resolvers = {
   ModerationSettings: automodResolvers.ModerationSettings,
   HeldContent: automodResolvers.HeldContent,
   Post: {
-    __resolveReference: (r, ctx) => service.postById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readablePost(ctx, r.id),
     community: (p) => ref('Community', p.communityId),
     author: (p) => ref('User', p.authorId),
     isPinned: (p) => p.pinnedAt !== null,
@@ -48,7 +48,7 @@ export const resolvers: Resolvers = {
     moderation: (p) => (p.removedAt ? { removedAt: p.removedAt, reason: p.removedReason } : null),
   },
   Comment: {
-    post: async (c, _, ctx, info) => nonNull(await service.postById(ctx, c.postId), info),
+    post: async (c, _, ctx, info) => nonNull(await service.readablePost(ctx, c.postId), info),
     author: (c) => ref('User', c.authorId),
     reactions: (c, _, ctx) => reactions.reactionsOf(ctx, { commentId: c.id }),
     mentions: async (c, _, ctx) => (await commentMentions(ctx, c.id)).map((id) => ref('User', id)),

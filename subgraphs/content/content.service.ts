@@ -98,12 +98,22 @@ const postLoader = (ctx: RequestContext) =>
  * or not visible to the caller: a hidden post is indistinguishable from a missing one).
  */
 export async function getPost(ctx: RequestContext, id: string, communityId?: string | null): Promise<Post> {
-  const post = await postLoader(ctx).load(id);
+  const post = await readablePost(ctx, id);
   if (!post || (communityId && post.communityId !== communityId)) throw notFound('Post');
+  return post;
+}
+
+/**
+ * The post when the caller may see it, by the rules of `getPost` (the root field `post`), else null: what every
+ * other path to a post answers (entity references, a comment's post, a notification's or a moderation item's post),
+ * so that a draft, a removed post, a post for members only or of a private tribe never leaks through a seam.
+ */
+export async function readablePost(ctx: RequestContext, id: string): Promise<Post | null> {
+  const post = await postLoader(ctx).load(id);
+  if (!post) return null;
   const community = await getCommunity(ctx, post.communityId);
   const role = await viewerRole(ctx, community.id);
-  if ((!community.isPublic && !role) || !canSee(ctx, post, role)) throw notFound('Post');
-  return post;
+  return (community.isPublic || role) && canSee(ctx, post, role) ? post : null;
 }
 
 /** Published posts of a tribe the caller may see, newest first (removed ones: moderators and their author only). */
