@@ -469,6 +469,28 @@ describe('resource API events', () => {
       expect(repeat.errors?.[0].extensions).toMatchObject({ reason: 'already_checked_in', status: 400 });
     });
 
+    it("answers a paid registration's order to its buyer and the tribe's owner only: a moderator checking the ticket in reads null", async () => {
+      const s = await staffedTribe(t, cast);
+      const created = await gql(t, s.owner, `mutation($c: ID!, $i: CreateEventInput!) { createEvent(communityId: $c, input: $i) { id } }`, {
+        c: s.tribe.id,
+        i: { title: 'Paid event', eventType: 'online', startsAt: at(5), endsAt: at(6), price: 25, currency: 'USD' },
+      });
+      const id = created.data.createEvent.id;
+      const pending = await gql(t, s.member, `mutation($e: ID!) { registerForEvent(eventId: $e) { status order { id } } }`, { e: id });
+      expect(pending.data.registerForEvent.status).toBe('pending_payment');
+      const orderId = pending.data.registerForEvent.order.id;
+      expect((await gql(t, s.owner, `mutation($o: ID!) { markOrderPaid(orderId: $o) { status } }`, { o: orderId })).data.markOrderPaid.status).toBe('paid');
+      const registration = `registration { ticketCode order { id amountCents } }`;
+      const mine = await gql(t, s.member, `mutation($e: ID!) { registerForEvent(eventId: $e) { ${registration} } }`, { e: id });
+      expect(mine.data.registerForEvent.registration.order).toEqual({ id: orderId, amountCents: 2500 });
+      const checkIn = `mutation($e: ID!, $t: String) { checkInEvent(eventId: $e, ticketCode: $t) { checkedInAt order { id amountCents } } }`;
+      const byModerator = await gql(t, s.moderator, checkIn, { e: id, t: mine.data.registerForEvent.registration.ticketCode });
+      expect(byModerator.errors).toBeUndefined();
+      expect(byModerator.data.checkInEvent).toEqual({ checkedInAt: expect.stringMatching(ISO), order: null });
+      const viewer = await gql(t, s.member, `query($c: ID!) { events(communityId: $c) { items { id viewerRegistration { order { id } } } } }`, { c: s.tribe.id });
+      expect(viewer.data.events.items.find((e: { id: string }) => e.id === id).viewerRegistration.order).toEqual({ id: orderId });
+    });
+
     it('refuses createEvent for a member with the forbidden code', async () => {
       const s = await staffedTribe(t, cast);
       const out = await gql(t, s.member, `mutation($c: ID!, $i: CreateEventInput!) { createEvent(communityId: $c, input: $i) { id } }`, {

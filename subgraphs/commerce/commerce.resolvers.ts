@@ -20,7 +20,7 @@ export const resolvers: Resolvers = {
     ...walletMutation,
   },
   Order: {
-    __resolveReference: (r, ctx) => service.orderById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableOrder(ctx, r.id),
     community: (o) => ref('Community', o.communityId),
     buyer: (o) => ref('User', o.buyerId),
     refundableCents: (o) => o.amountCents - o.refundedCents,

@@ -8,6 +8,7 @@ import {
 } from '../kernel/index.js';
 import type { Executor } from '../../db/src/index.js';
 import { findCommunityWith } from '../communities/index.js';
+import { viewerRole } from '../members/index.js';
 import * as repo from './commerce.repository.js';
 import type { Order } from './commerce.tables.js';
 
@@ -44,8 +45,21 @@ export async function orderEventData(tx: Executor, order: Order): Promise<Record
   return { ...orderFields(order), handle: community?.handle ?? null };
 }
 
-/** An order by id without an access check, for entity references from other subgraphs (batched per request). */
+/** An order by id without an access check (batched per request): for services that check access themselves. */
 export function orderById(ctx: RequestContext, id: string): Promise<Order | null> {
   const loader = idLoader<Order>(ctx, 'commerce.orderById', (ids) => repo.findOrdersByIds(ctx.app.database.db, ids));
   return loader.load(id);
+}
+
+/**
+ * The order when the caller may read it, else null: its buyer, or the owner of its tribe (who is paid for it, marks
+ * it paid and refunds it). What an entity reference from another subgraph answers (an enrollment's, a registration's
+ * or a challenge entry's order), so that nobody else reads an order through a seam.
+ */
+export async function readableOrder(ctx: RequestContext, id: string): Promise<Order | null> {
+  if (!ctx.caller) return null;
+  const order = await orderById(ctx, id);
+  if (!order) return null;
+  if (order.buyerId === ctx.caller.userId) return order;
+  return (await viewerRole(ctx, order.communityId)) === 'owner' ? order : null;
 }
