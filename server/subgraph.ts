@@ -14,6 +14,7 @@ import {
   type Caller,
   type RequestContext,
   CALLER_HEADER,
+  CLIENT_ADDRESS_HEADER,
   INTERNAL_SECRET_HEADER,
   loadConfig,
   safeEqual,
@@ -79,6 +80,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
         app,
         ...callerFrom(req.headers[CALLER_HEADER] as string | undefined),
         requestId: String(req.headers['x-request-id'] ?? ''),
+        clientAddress: typeof req.headers[CLIENT_ADDRESS_HEADER] === 'string' ? req.headers[CLIENT_ADDRESS_HEADER] : undefined,
       }),
     }),
   );

@@ -2,7 +2,7 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
-import { CALLER_HEADER, INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { CALLER_HEADER, CLIENT_ADDRESS_HEADER, INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -44,6 +44,7 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>): void {
     request.http?.headers.set(INTERNAL_SECRET_HEADER, this.options.secret);
     request.http?.headers.set(REQUEST_ID_HEADER, context.requestId ?? '');
+    if (context.clientAddress) request.http?.headers.set(CLIENT_ADDRESS_HEADER, context.clientAddress);
     if (context.caller || context.apiKey) {
       const caller = {
         ...(context.caller ? { userId: context.caller.userId, sessionId: context.caller.sessionId } : {}),

@@ -42,7 +42,12 @@ export function requestLogging(log: Logger): RequestHandler {
 }
 
 /** The service context of an HTTP request. */
-export const contextOf = (app: AppDeps, req: Request): RequestContext => ({ app, caller: req.caller, requestId: req.requestId });
+export const contextOf = (app: AppDeps, req: Request): RequestContext => ({
+  app,
+  caller: req.caller,
+  requestId: req.requestId,
+  clientAddress: req.ip ?? req.socket.remoteAddress,
+});
 
 /** Wraps an async handler (Express 5 forwards rejections; this keeps handler signatures short). */
 export const handle =

@@ -20,6 +20,7 @@ import { checkNewPassword } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
 import { ARGON2 } from './identity.service.js';
+import { takeResetAttempt } from './sign-in-throttle.js';
 
 /** How long a verification link works. */
 export const VERIFY_TOKEN_TTL_MS = 24 * 3_600_000;
@@ -155,14 +156,17 @@ const resetInput = z.object({
  * Sets a new password with a token of `requestPasswordReset` (unused and unexpired, else BAD_USER_INPUT invalid_token or
  * expired_token; newPassword follows the sign-up rule, else weak_password). In one transaction: the token used (and every
  * other reset link of the user), the new hash, every session and every refresh token of the user ended, and the email
- * counted as verified (the link proved the inbox).
+ * counted as verified (the link proved the inbox). Throttled per client address (`from`) with sign-in
+ * (`takeResetAttempt`): past the limit, RATE_LIMITED too_many_attempts before the token is looked up.
  */
-export async function resetPassword(app: AppDeps, raw: unknown): Promise<boolean> {
+export async function resetPassword(app: AppDeps, raw: unknown, from: string | undefined): Promise<boolean> {
   const input = parseInput(resetInput, raw);
+  const attempt = await takeResetAttempt(app, from);
   const db = app.database.db;
   const tokenHash = hashOf(input.token);
   const row = tokenHash ? await repo.findEmailToken(db, 'reset_password', tokenHash) : undefined;
   if (!row || row.usedAt) throw invalidToken();
+  await attempt.proved();
   const now = app.clock();
   if (row.expiresAt <= now) throw expiredToken();
   checkNewPassword(input.newPassword, 'newPassword');

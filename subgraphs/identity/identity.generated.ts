@@ -100,7 +100,9 @@ export type Mutation = {
   /**
    * Sets a new password with the token of a reset link: BAD_USER_INPUT reason invalid_token (unknown or used already),
    * expired_token (older than 30 minutes) or weak_password (10 to 256 characters). Ends every session and every refresh
-   * token of the user (sign in again) and every other reset link; the email counts as verified.
+   * token of the user (sign in again) and every other reset link; the email counts as verified. Throttled with sign-in:
+   * past 50 unknown links (and failed sign-ins) from one address in 15 minutes, RATE_LIMITED reason too_many_attempts
+   * with details.retryAfterSeconds, before the token is looked up.
    */
   resetPassword: Scalars['Boolean']['output'];
 };

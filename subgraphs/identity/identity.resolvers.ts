@@ -20,7 +20,7 @@ export const resolvers: Resolvers = {
     requestEmailVerification: (_, __, ctx) => requestEmailVerification(ctx),
     verifyEmail: (_, a, ctx) => verifyEmail(ctx, a),
     requestPasswordReset: (_, a, ctx) => requestPasswordReset(ctx.app, a),
-    resetPassword: (_, a, ctx) => resetPassword(ctx.app, a),
+    resetPassword: (_, a, ctx) => resetPassword(ctx.app, a, ctx.clientAddress),
   },
   User: {
     __resolveReference: userReference,

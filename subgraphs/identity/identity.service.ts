@@ -25,6 +25,7 @@ import {
 import { checkNewPassword, displayNameRule, isUploadPath, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
+import { takeSignInAttempt } from './sign-in-throttle.js';
 import { rememberedSubject, rememberToken } from './verified-tokens.js';
 
 export type { User } from './identity.repository.js';
@@ -94,12 +95,18 @@ export async function createAccount(
 
 const loginInput = z.object({ email: z.string().max(254), password: z.string().max(256) });
 
-/** Checks an email and password; the same work is done whether or not the email exists. */
-export async function checkPassword(app: AppDeps, raw: unknown): Promise<User> {
+/**
+ * Checks an email and password sent from the client address `from`; the same work is done whether or not the email
+ * exists. Every password sign-in goes through here: throttled first (`takeSignInAttempt`: `too_many_attempts` before
+ * any lookup or hash work once the account or the address is past its limit).
+ */
+export async function checkPassword(app: AppDeps, raw: unknown, from: string | undefined): Promise<User> {
   const input = parseInput(loginInput, raw);
+  const attempt = await takeSignInAttempt(app, input.email, from);
   const found = await repo.findUserByEmail(app.database.db, input.email.trim());
   const ok = await verify(found?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
   if (!found || !found.passwordHash || !ok) throw new DomainError('unauthenticated', 'invalid_credentials', 'Email or password is wrong.');
+  await attempt.proved();
   // Only someone who knows the password learns that the account is suspended.
   await refuseSuspended(app, found.id);
   const { passwordHash: _, ...user } = found;
@@ -274,9 +281,9 @@ export async function issueTokens(app: AppDeps, userId: string, familyId: string
   return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
 }
 
-/** Logs in for the resource API. */
-export async function loginWithTokens(app: AppDeps, raw: unknown): Promise<TokenPair & { user: User }> {
-  const user = await checkPassword(app, raw);
+/** Logs in for the resource API (throttled as `checkPassword`, from the client address `from`). */
+export async function loginWithTokens(app: AppDeps, raw: unknown, from: string | undefined): Promise<TokenPair & { user: User }> {
+  const user = await checkPassword(app, raw, from);
   return { ...(await issueTokens(app, user.id)), user };
 }
 

@@ -97,6 +97,10 @@ const schema = z
     MAIL_TIMEOUT_MS: int(100, 120_000).default(20_000),
     DIGEST_INTERVAL_MS: int(1_000, 7 * 24 * 3_600_000).default(24 * 3_600_000),
     POSTING_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(30),
+    SIGN_IN_WINDOW_SECONDS: int(1, 24 * 3600).default(900),
+    SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS: int(1, 1_000_000).default(5),
+    SIGN_IN_FAILURES_PER_ACCOUNT: int(1, 1_000_000).default(20),
+    SIGN_IN_FAILURES_PER_ADDRESS: int(1, 1_000_000).default(50),
     NEW_MEMBER_POST_LIMIT: int(0, 1_000).default(3),
     PLATFORM_ADMIN_EMAILS: emailList.default([]),
     PLATFORM_FEE_BPS: int(0, 10_000).default(500),
@@ -177,6 +181,14 @@ export interface AppConfig {
    * processes (default 30); past it, RATE_LIMITED (GraphQL) or 429 with `Retry-After` (resource API).
    */
   posting: { perMinute: number };
+  /**
+   * Sign-in throttling (subgraphs/identity/sign-in-throttle.ts), counted in fixed windows of `SIGN_IN_WINDOW_SECONDS`
+   * (900): attempts that do not prove a password, per account from one address (`SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS`,
+   * 5), per account from every address (`SIGN_IN_FAILURES_PER_ACCOUNT`, 20: past it, each address gets one failure on
+   * the account instead of 5) and per address (`SIGN_IN_FAILURES_PER_ADDRESS`, 50, reset-link guesses included). Past
+   * a limit, `too_many_attempts` (429 with `Retry-After`, RATE_LIMITED on GraphQL).
+   */
+  signIn: { windowSeconds: number; perAccountAddress: number; perAccount: number; perAddress: number };
   /** `NEW_MEMBER_POST_LIMIT`: the automod `newMemberPostLimit` of a tribe that never set its own (default 3). */
   automod: { newMemberPostLimit: number };
   /** `PLATFORM_ADMIN_EMAILS`: the accounts granted platform staff at start-up (lower case). */
@@ -328,6 +340,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       digestIntervalMs: e.DIGEST_INTERVAL_MS,
     }),
     posting: Object.freeze({ perMinute: e.POSTING_RATE_LIMIT_PER_MINUTE }),
+    signIn: Object.freeze({
+      windowSeconds: e.SIGN_IN_WINDOW_SECONDS,
+      perAccountAddress: e.SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS,
+      perAccount: e.SIGN_IN_FAILURES_PER_ACCOUNT,
+      perAddress: e.SIGN_IN_FAILURES_PER_ADDRESS,
+    }),
     automod: Object.freeze({ newMemberPostLimit: e.NEW_MEMBER_POST_LIMIT }),
     platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),
     wallet: Object.freeze({ platformFeeBps: e.PLATFORM_FEE_BPS, payoutHoldDays: e.PAYOUT_HOLD_DAYS }),

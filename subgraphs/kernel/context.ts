@@ -49,6 +49,11 @@ export interface RequestContext {
    * as mutations on every surface, so a tribe gate refuses writes to a suspended tribe by it.
    */
   operation?: 'query' | 'mutation' | 'subscription';
+  /**
+   * The client's IP address as the HTTP server saw it (`trust proxy` is off: the connection's peer), passed on to
+   * remote subgraphs (`CLIENT_ADDRESS_HEADER`); absent for work no client asked for. Sign-in throttling keys on it.
+   */
+  clientAddress?: string;
 }
 
 const perRequest = new WeakMap<object, Map<string, unknown>>();
@@ -78,3 +83,5 @@ export function requireUser(ctx: RequestContext): string {
 /** Headers of the gateway-to-subgraph hop when subgraphs run remote: the shared secret, and the caller as JSON. */
 export const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
 export const CALLER_HEADER = 'x-svc-caller';
+/** Header of the gateway-to-subgraph hop carrying `RequestContext.clientAddress` (read only after the secret matched). */
+export const CLIENT_ADDRESS_HEADER = 'x-svc-client-address';

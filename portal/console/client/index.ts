@@ -76,6 +76,7 @@ const when = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' '
 
 const MESSAGES: Record<string, string> = {
   invalid_credentials: 'Wrong email or password.',
+  too_many_attempts: 'Too many sign-in attempts from here: wait a few minutes and try again.',
   email_taken: 'An account with this email exists: sign in instead.',
   username_taken: 'This username is taken.',
   invalid_url: 'The URL must be https:// on a public host.',

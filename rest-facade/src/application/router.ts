@@ -41,7 +41,7 @@ export function applicationRouter(app: AppDeps, run: OperationRunner): Router {
     res.cookie(SESSION_COOKIE, sessionToken, sessionCookie(app)).status(201).json({ user: userBody(user) });
   }));
   r.post('/auth/login', handle(async (req, res) => {
-    const user = await identity.checkPassword(app, objectBody(req));
+    const user = await identity.checkPassword(app, objectBody(req), contextOf(app, req).clientAddress);
     const token = await identity.openSession(app, user.id);
     res.cookie(SESSION_COOKIE, token, sessionCookie(app)).json({ user: userBody(user) });
   }));

@@ -235,6 +235,10 @@ const paths: Record<string, Record<string, Operation>> = {
       responses: {
         '200': one('Tokens and the user.', 'Login'),
         '401': err('`invalid_credentials`: wrong email or password (`account_suspended`: a suspended account).'),
+        '429': {
+          ...err('`too_many_attempts`: by default, 5 failed sign-ins on this account from this address, or 50 from this address on any accounts, in 15 minutes (an address that failed on an account once is refused on it after 20 failures on that account from all addresses); `details.retryAfterSeconds` as `Retry-After`. Another address is not refused.'),
+          headers: { 'Retry-After': { description: 'Seconds until this address may try again.', schema: { type: 'integer', minimum: 1 } } },
+        },
       },
     }),
   },

@@ -36,7 +36,7 @@ export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
 
   // ---- auth ----
   r.post('/auth/login', handle(async (req, res) => {
-    const out = await identity.loginWithTokens(app, objectBody(req));
+    const out = await identity.loginWithTokens(app, objectBody(req), contextOf(app, req).clientAddress);
     res.json({
       data: {
         access_token: out.accessToken,
