@@ -200,11 +200,11 @@ describe('POST /media', () => {
       expect(await kept()).toEqual(before);
     });
 
-    it('a cookie upload from another site (Origin of another host) is unauthenticated', async () => {
+    it('a cookie upload from another site (Origin of another host) is refused: 403 forbidden_origin (the app-wide guard of cookie writes)', async () => {
       const cookieOnly = { cookie: cast.member.cookie };
-      await refused(upload(cookieOnly, { kind: 'avatar' }, { bytes: await png() }).set('origin', 'https://evil.example'), 401, 'unauthorized');
-      const sameOrigin = await upload(cookieOnly, { kind: 'avatar' }, { bytes: await png() }).set('origin', 'http://127.0.0.1');
-      expect(sameOrigin.status).toBe(401); // another port is another origin
+      await refused(upload(cookieOnly, { kind: 'avatar' }, { bytes: await png() }).set('origin', 'https://evil.example'), 403, 'forbidden_origin');
+      const otherPort = await upload(cookieOnly, { kind: 'avatar' }, { bytes: await png() }).set('origin', 'http://127.0.0.1');
+      expect(otherPort.status).toBe(403); // another port is another origin
       const noOrigin = await upload(cookieOnly, { kind: 'avatar' }, { bytes: await png() });
       expect(noOrigin.status).toBe(201);
     });

@@ -11,6 +11,7 @@ import { paymentsRouter } from './application/payments.js';
 import { unsubscribeRouter } from './application/unsubscribe.js';
 import { flatErrors, applicationRouter } from './application/router.js';
 import { sessionAuth } from './auth.js';
+import { cookieWriteGuard } from './cookie-writes.js';
 import { HttpError, toHttpError } from './errors.js';
 import { requestLogging } from './http.js';
 import { graphqlContext, graphqlFastPath } from './graphql-fast.js';
@@ -31,6 +32,16 @@ const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
 };
 
 const RESOURCE_PATH = /^\/(auth|communities)(\/|$)/;
+
+/**
+ * Writes that take no session cookie, or guard themselves in their own envelope: `/v1` (the Platform and resource
+ * APIs, bearer tokens; `/v1/media` takes the cookie only without a foreign `Origin`, see `media.ts`), `/webhooks`
+ * (inbound provider webhooks, signed), `/unsubscribe` (mail's one-click form, RFC 8058, a signed token) and
+ * `/graphql` (JSON only and Apollo's CSRF prevention). `test/cookie-writes.test.ts` walks the routes against it.
+ */
+const COOKIELESS_WRITES = /^\/(v1|webhooks|unsubscribe|graphql)(\/|$)/;
+/** Uploads of the web app: `multipart/form-data`. */
+const UPLOADS = /^\/media\/?$/;
 
 /** The Platform API contract (OpenAPI 3.1), served as committed. */
 const OPENAPI = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
@@ -56,6 +67,9 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.use(securityHeaders(app.config)); // first: every answer carries them, errors and 404s included
   http.use(requestLogging(app.log));
   http.use(cookieParser());
+  // Every cookie-authenticated write, whichever router serves it: 403 `forbidden_origin` from a page of another site,
+  // 415 `unsupported_media_type` for a body other than JSON (multipart for uploads), before any route runs.
+  http.use(cookieWriteGuard({ exempt: COOKIELESS_WRITES, multipart: UPLOADS }));
 
   http.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -61,7 +61,8 @@ export function webSocketAuth(app: AppDeps): Authenticate {
   };
 }
 
-const sameHost = (origin: string, host: string | undefined) => {
+/** Whether an `Origin` header names this host (`Host`, port included); a malformed or `null` origin does not. */
+export const sameHost = (origin: string, host: string | undefined) => {
   try {
     return host !== undefined && new URL(origin).host === host.toLowerCase();
   } catch {
