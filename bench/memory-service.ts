@@ -1,5 +1,5 @@
 // The service process of bench/memory.bench.ts (not a benchmark itself): the whole service on DATABASE_URL, the
-// Platform API limiter on with a limit no load reaches, listening on an ephemeral port, answering `stats` over IPC
+// Platform API limiter and the GraphQL cost limit on with limits no load reaches, listening on an ephemeral port, answering `stats` over IPC
 // with its resident memory (as it stands, its peak since the last `stats`, just after a full GC, and settled after
 // an idle second), V8 heap and malloc arenas. Run with --expose-gc.
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,10 @@ const config = loadConfig({
   DATABASE_POOL_SIZE: '10',
   WORKER_ENABLED: 'false',
   RATE_LIMIT_PER_MINUTE: '1000000000',
+  // The GraphQL cost budgets out of the way too (as bench/lib.ts's startBenchService): the mix sends a quarter of its
+  // requests as homeFeed from one user, and the default budget answered a quarter of the whole load 429.
+  GRAPHQL_COST_MAX_USER: '1000000000',
+  GRAPHQL_COST_RESTORE_USER: '1000000000',
   NODE_ENV: 'production',
 });
 const service = await createService(config, { log: pino({ level: 'silent' }) });

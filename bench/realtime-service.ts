@@ -11,7 +11,8 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   COOKIE_SECURE: 'false',
   DATABASE_POOL_SIZE: '10',
-  WORKER_ENABLED: 'false',
+  // bench/notify-latency.bench.ts runs it as `npm start` does, with the worker; bench/realtime.bench.ts runs the job itself.
+  WORKER_ENABLED: process.env.WORKER_ENABLED ?? 'false',
   NODE_ENV: 'production',
 });
 const service = await createService(config, { log: pino({ level: 'silent' }) });

@@ -15,7 +15,7 @@ import { consumeOutbox, runFanouts } from '../subgraphs/engagement/index.js';
 import { openSession } from '../subgraphs/identity/index.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
 import { subscribe, wsConnect, type Received, type WsConnection } from '../test/ws.js';
-import { BENCH_DATABASE_URL } from './lib.js';
+import { BENCH_DATABASE_URL, percentile } from './lib.js';
 
 const SUBSCRIBERS = 2_000;
 const CONVERSATION = 20;
@@ -31,10 +31,6 @@ interface Stats {
   statements: number;
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 const sleep = (n: number) => new Promise((resolve) => setTimeout(resolve, n));
 

@@ -1,7 +1,10 @@
 // Issue 4: (1) deliveries per second one worker sends (drain cycles, batch size raised) to a local HTTPS receiver
 // that verifies each one, beside that same receiver answering autocannon alone in the same run, twice: the receiver
 // in the bench's process (the worker and the receiver share one event loop: issue 4's figure), then (issue 15) in a
-// process of its own, as a real receiver is; (2) the verifier
+// process of its own, as a real receiver is. Issue 32: the anchor is a bare sender doing what a delivery needs with
+// nothing of ours around it (`bareSend`: the drain's claim statement, HMAC signing, an undici request to the same
+// receiver, the drain's record statement), alternated with the worker; the receiver alone stays as information;
+// (2) the verifier
 // package's verifications per second for a 1 KB body beside a bare createHmac + timingSafeEqual loop, as a ratio:
 // verifySignature() against that loop, and verify(), which also parses the body, against the loop plus JSON.parse.
 // The service trusts the receiver's test certificate through NODE_EXTRA_CA_CERTS, which Node reads only at start:
@@ -14,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { Agent, request } from 'undici';
 import { drain, fanOut, signatureHeader } from '../subgraphs/webhooks/index.js';
 import { PER_ORIGIN_CONCURRENCY } from '../subgraphs/webhooks/runtime.js';
 import { generateTestHeaders, verify, verifySignature } from '../verifier/src/index.js';
@@ -130,6 +134,8 @@ async function deliveryThroughput(): Promise<void> {
     DATABASE_POOL_SIZE: '20',
   });
   const pool = new pg.Pool({ connectionString: scratch.url, max: 4 });
+  // The bare sender's own pool, as large as the service's.
+  const bareDatabase = new pg.Pool({ connectionString: scratch.url, max: 20 });
   let rcv: Awaited<ReturnType<typeof receiver>> | undefined;
   let external: Awaited<ReturnType<typeof receiverProcess>> | undefined;
   try {
@@ -159,16 +165,20 @@ async function deliveryThroughput(): Promise<void> {
     ).json()) as any;
     rcv.state.secret = created.secret;
 
-    /** One round: DELIVERIES events fanned out and drained to `target`, then `target` alone under autocannon. */
-    const round = async (title: string, target: { url: string; counts(): Counts | Promise<Counts> }) => {
-      await pool.query('update webhook_endpoints set url = $1 where community_id = $2', [target.url, communityId]);
-      // Fan-out: DELIVERIES outbox events become deliveries.
-      await pool.query(
+    /** DELIVERIES outbox events (900 bytes of data each) for the tribe's endpoint, not fanned out yet. */
+    const queueEvents = () =>
+      pool.query(
         `insert into outbox_events (community_id, type, data)
          select $1, 'member.joined', jsonb_build_object('userId', gen_random_uuid(), 'handle', $2::text, 'note', repeat('x', 900))
          from generate_series(1, $3::int)`,
         [communityId, handle, DELIVERIES],
       );
+
+    /** One round: DELIVERIES events fanned out and drained to `target`, then `target` alone under autocannon. */
+    const round = async (title: string, target: { url: string; counts(): Counts | Promise<Counts> }) => {
+      await pool.query('update webhook_endpoints set url = $1 where community_id = $2', [target.url, communityId]);
+      // Fan-out: DELIVERIES outbox events become deliveries.
+      await queueEvents();
       let started = performance.now();
       const fanned = await fanOut(service.deps);
       const fanoutSeconds = (performance.now() - started) / 1000;
@@ -207,7 +217,35 @@ async function deliveryThroughput(): Promise<void> {
       const after = await target.counts();
       const cpuPerDelivery = (c: { user: number; system: number }) => `${((c.user + c.system) / 1000 / Math.max(1, sent)).toFixed(3)} ms`;
 
-      // Anchor: the same receiver answering autocannon alone (same body size, freshly signed headers).
+      // Anchor (issue 32): the bare sender on the same number of deliveries, fanned out the same way (not timed),
+      // alternated with the worker: worker, bare, worker, bare; each side's rate is its deliveries over its seconds.
+      const drainAgain = async () => {
+        await queueEvents();
+        await fanOut(service.deps);
+        const began = performance.now();
+        let delivered = 0;
+        for (;;) {
+          const r = await drain(service.deps);
+          if (r.attempted === 0) break;
+          delivered += r.succeeded;
+        }
+        return { sent: delivered, seconds: (performance.now() - began) / 1000 };
+      };
+      const bareAgain = async () => {
+        await queueEvents();
+        await fanOut(service.deps);
+        return bareSend(bareDatabase);
+      };
+      const bareBefore = await target.counts();
+      const bare1 = await bareAgain();
+      const worker2 = await drainAgain();
+      const bare2 = await bareAgain();
+      const bareAfter = await target.counts();
+      const bare = { sent: bare1.sent + bare2.sent, seconds: bare1.seconds + bare2.seconds };
+      const bareRate = bare.sent / bare.seconds;
+      const workerRate = (sent + worker2.sent) / (drainSeconds + worker2.seconds);
+
+      // The same receiver answering autocannon alone (same body size, freshly signed headers): information.
       const { payload, headers } = signed();
       const anchor = await loadPost(target.url, payload, headers);
       // The receiver at the worker's own concurrency (PER_ORIGIN_CONCURRENCY connections): what it takes from a
@@ -225,8 +263,15 @@ async function deliveryThroughput(): Promise<void> {
           (before.cpu && after.cpu ? `, the receiver's process ${cpuPerDelivery({ user: after.cpu.user - before.cpu.user, system: after.cpu.system - before.cpu.system })}` : '') +
           `; load average ${load.toFixed(2)} at the start of the drain, ${loadavg()[0]!.toFixed(2)} at the end of the round`,
       );
-      console.log(`  anchor  : receiver alone under autocannon (50 connections): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx})`);
-      console.log(`  ratio   : ${(rate / anchor.rps).toFixed(3)}${title.includes('own process') ? ' (goal >= 0.6)' : ''}`);
+      console.log(
+        `  worker 2: ${worker2.sent} delivered in ${worker2.seconds.toFixed(2)} s = ${(worker2.sent / worker2.seconds).toFixed(0)} deliveries/s (after the first bare run)`,
+      );
+      console.log(
+        `  anchor  : bare sender (the same claim and record statements, createHmac, undici request, ${PER_ORIGIN_CONCURRENCY} in flight), two runs alternated with the worker's: ` +
+          `${(bare1.sent / bare1.seconds).toFixed(0)} and ${(bare2.sent / bare2.seconds).toFixed(0)} deliveries/s, ${bareRate.toFixed(0)}/s over both (receiver verified ${bareAfter.verified - bareBefore.verified - worker2.sent}, rejected ${bareAfter.rejected - bareBefore.rejected})`,
+      );
+      console.log(`  ratio   : ${(workerRate / bareRate).toFixed(3)} (the worker's ${workerRate.toFixed(0)}/s over both its runs)${title.includes('own process') ? ' (goal >= 0.8)' : ''}`);
+      console.log(`  receiver alone under autocannon (50 connections, information): ${anchor.rps.toFixed(0)} req/s, p99 ${anchor.p99} ms (errors ${anchor.errors}, non-2xx ${anchor.non2xx}); worker / receiver alone ${(rate / anchor.rps).toFixed(3)}`);
       console.log(
         `  anchor at ${PER_ORIGIN_CONCURRENCY} connections (the worker's per-origin limit): ${anchorAtWorkerConcurrency.rps.toFixed(0)} req/s, p99 ${anchorAtWorkerConcurrency.p99} ms; ratio ${(rate / anchorAtWorkerConcurrency.rps).toFixed(3)}`,
       );
@@ -239,9 +284,108 @@ async function deliveryThroughput(): Promise<void> {
     await rcv?.close();
     await external?.close();
     await pool.end();
+    await bareDatabase.end();
     await service.stop();
     await scratch.drop();
   }
+}
+
+/** The drain's claim statement (subgraphs/webhooks/webhooks.repository.ts, `claimDue`), as it is sent. */
+const CLAIM = `
+      update webhook_deliveries d
+         set claim_id = $1::uuid, claimed_until = $2::timestamptz
+        from webhook_endpoints e
+       where e.id = d.endpoint_id
+         and d.id in (
+           select d2.id from webhook_deliveries d2
+            where d2.status = 'pending'
+              and d2.next_attempt_at <= $3::timestamptz
+              and (d2.claimed_until is null or d2.claimed_until <= $3::timestamptz)
+              and (select e2.enabled from webhook_endpoints e2 where e2.id = d2.endpoint_id)
+            order by d2.next_attempt_at, d2.id
+            limit $4
+            for update of d2 skip locked)
+      returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret, d.trace_context, d.created_at`;
+
+/** The drain's record statement (`recordAttempts`), as it is sent. */
+const RECORD = `
+    update webhook_deliveries d
+       set status = v.status, attempts = v.attempts, response_status = v.response_status,
+           response_time_ms = v.response_time_ms, last_error = v.last_error, next_attempt_at = v.next_attempt_at,
+           delivered_at = v.delivered_at, claim_id = null, claimed_until = null
+      from unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+           as v(id, status, attempts, response_status, response_time_ms, last_error, next_attempt_at, delivered_at)
+     where d.id = v.id and d.claim_id = $9::uuid
+    returning d.id`;
+
+/**
+ * The anchor of the delivery rate (issue 32): what a delivery needs with nothing of ours around it. Claims BATCH due
+ * deliveries with the drain's statement, sends them PER_ORIGIN_CONCURRENCY at a time (the worker's limit per receiver)
+ * with an `x-svc-signature` made by createHmac and undici's `request` on a keep-alive Agent, records the outcomes 50 at
+ * a time with the drain's statement, until none is due. No SSRF policy, timeout, retry schedule, metrics or logs.
+ */
+async function bareSend(pool: pg.Pool): Promise<{ sent: number; seconds: number }> {
+  const agent = new Agent({ connections: PER_ORIGIN_CONCURRENCY, keepAliveTimeout: 4_000 });
+  const started = performance.now();
+  let sent = 0;
+  try {
+    for (;;) {
+      const claimId = randomUUID();
+      const now = new Date();
+      const client = await pool.connect();
+      let rows: Array<{ id: string; event: string; payload: string; attempts: number; url: string; secret: string }>;
+      try {
+        await client.query('begin');
+        await client.query('set local enable_bitmapscan = off');
+        rows = (await client.query(CLAIM, [claimId, new Date(now.getTime() + 120_000).toISOString(), now.toISOString(), BATCH])).rows;
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      if (rows.length === 0) break;
+      const finished: Array<{ id: string; attempts: number; status: number; ms: number }> = [];
+      const records: Array<Promise<unknown>> = [];
+      const record = (done: typeof finished) => {
+        const at = new Date().toISOString();
+        return pool.query(RECORD, [
+          done.map((f) => f.id),
+          done.map((f) => (f.status >= 200 && f.status < 300 ? 'success' : 'pending')),
+          done.map((f) => f.attempts + 1),
+          done.map((f) => f.status),
+          done.map((f) => Math.round(f.ms)),
+          done.map(() => null),
+          done.map(() => null),
+          done.map(() => at),
+          claimId,
+        ]);
+      };
+      let next = 0;
+      const sender = async () => {
+        while (next < rows.length) {
+          const d = rows[next++]!;
+          const began = performance.now();
+          const t = Math.floor(Date.now() / 1000);
+          const mac = createHmac('sha256', d.secret).update(`${t}.`).update(d.payload).digest('hex');
+          const res = await request(d.url, {
+            method: 'POST',
+            dispatcher: agent,
+            headers: { 'content-type': 'application/json', 'user-agent': 'bare-sender', 'x-svc-delivery': d.id, 'x-svc-event': d.event, 'x-svc-signature': `t=${t},v1=${mac}` },
+            body: d.payload,
+          });
+          await res.body.dump();
+          finished.push({ id: d.id, attempts: d.attempts, status: res.statusCode, ms: performance.now() - began });
+          if (finished.length >= 50) records.push(record(finished.splice(0)));
+        }
+      };
+      await Promise.all(Array.from({ length: PER_ORIGIN_CONCURRENCY }, sender));
+      if (finished.length > 0) records.push(record(finished.splice(0)));
+      await Promise.all(records);
+      sent += rows.length;
+    }
+  } finally {
+    await agent.close();
+  }
+  return { sent, seconds: (performance.now() - started) / 1000 };
 }
 
 /**

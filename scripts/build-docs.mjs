@@ -1,12 +1,13 @@
 // Builds the reference pages' browser assets (issue 16: /docs, /docs/webhooks, the /graphql explorer) into
 // dist/portal/docs/, part of `npm run build`; tests run it too (they run from the sources).
 //
-// - Renderers from npm, copied as their authors ship them: Scalar's standalone bundle (@scalar/api-reference),
-//   GraphiQL's UMD bundle and stylesheet (graphiql), React and ReactDOM's UMD bundles (react, react-dom).
+// - Renderers, copied as their authors ship them: Scalar's standalone bundle (vendor/scalar, a copy of
+//   @scalar/api-reference's, see its README), GraphiQL's UMD bundle and stylesheet (graphiql), React and ReactDOM's
+//   UMD bundles (react, react-dom), from npm.
 // - Our own scripts (portal/docs/client/*.ts), bundled and minified with esbuild (one IIFE each, no eval), and our
 //   stylesheet (portal/docs/style.css).
 // - docs/webhooks.md rendered to HTML with markdown-it (raw HTML off), followed by the verification examples
-//   (verifier/examples/*.ts) as code.
+//   (verifier/examples/*.ts) as code; CHANGELOG.md rendered the same way (changelog.html, served at /docs/changelog).
 //
 // Every asset is written under a name carrying a hash of its content (served with immutable caching); manifest.json
 // maps the logical names to those files, and webhooks.html is the rendered guide the service puts in its page.
@@ -21,9 +22,9 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT = `${ROOT}dist/portal/docs`;
 const require = createRequire(import.meta.url);
 
-/** Logical name → the npm file it is. */
+/** Logical name → the npm file it is, or a file of this repository (`./...`). */
 const VENDOR = {
-  'scalar.js': '@scalar/api-reference/dist/browser/standalone.js',
+  'scalar.js': './vendor/scalar/standalone.js',
   'graphiql.js': 'graphiql/graphiql.min.js',
   'graphiql.css': 'graphiql/graphiql.min.css',
   'react.js': 'react/umd/react.production.min.js',
@@ -50,8 +51,9 @@ const EXAMPLES = [
   },
 ];
 
-/** A file inside an installed package, past its exports map (the browser bundles are not exported). */
+/** A file inside an installed package, past its exports map (the browser bundles are not exported), or of this repository. */
 function packageFile(spec) {
+  if (spec.startsWith('./')) return ROOT + spec.slice(2);
   const [, name, rest] = /^((?:@[^/]+\/)?[^/]+)\/(.+)$/.exec(spec);
   for (const dir of require.resolve.paths(name) ?? []) {
     if (existsSync(`${dir}/${name}/package.json`)) return `${dir}/${name}/${rest}`;
@@ -70,8 +72,8 @@ const slug = (text) =>
     .trim()
     .replace(/\s+/g, '-');
 
-/** docs/webhooks.md as HTML: headings get ids (GitHub's slugs, so the doc's own #links work), links to repo files become plain text. */
-function renderGuide() {
+/** Markdown as HTML: headings get ids (GitHub's slugs, so a page's own #links work), links to repo files become plain text. */
+function renderMarkdown(file) {
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
   // Code blocks scroll sideways: keyboard users reach them with Tab (axe: scrollable-region-focusable).
   const fence = md.renderer.rules.fence;
@@ -82,9 +84,18 @@ function renderGuide() {
       if (tokens[i].type === 'heading_open') tokens[i].attrSet('id', slug(tokens[i + 1].content));
     }
   });
-  const source = readFileSync(`${ROOT}docs/webhooks.md`, 'utf8');
-  // Links into the repository (../verifier/README.md) mean nothing on the served page: keep their text only.
-  const html = md.render(source.replace(/\[([^\]]+)\]\((?:\.\.?\/)[^)]*\)/g, '$1'));
+  const source = readFileSync(`${ROOT}${file}`, 'utf8');
+  // Links into the repository (../verifier/README.md, docs/webhooks.md) mean nothing on the served page: keep their text only.
+  return md.render(source.replace(/\[([^\]]+)\]\((?!https?:|#|\/)[^)]*\)/g, '$1'));
+}
+
+/** The verifier's version: the served tarball is /docs/webhooks/webhook-verifier-<version>.tgz (scripts/pack-verifier.mjs). */
+const verifierVersion = () => JSON.parse(readFileSync(`${ROOT}verifier/package.json`, 'utf8')).version;
+
+/** docs/webhooks.md as HTML, followed by the verification examples. */
+function renderGuide() {
+  const html = renderMarkdown('docs/webhooks.md');
+  const tarball = `/docs/webhooks/webhook-verifier-${verifierVersion()}.tgz`;
   const examples = EXAMPLES.map(({ file, title, text }) => {
     const code = readFileSync(`${ROOT}${file}`, 'utf8');
     const id = slug(title.split(':')[0]);
@@ -97,8 +108,9 @@ function renderGuide() {
   return `${html}
 <h2 id="verification-examples">Verification examples</h2>
 <p>Each example below is a file of the repository that the test suite type-checks and runs against a real signed
-delivery from the service (<code>test/docs-examples.test.ts</code>). Install the verifier with
-<code>npm install @svc/webhook-verifier</code> and give it the endpoint's <code>whsec_</code> secret.</p>
+delivery from the service (<code>test/docs-examples.test.ts</code>). Install the verifier from this service,
+<code>npm install https://&lt;this host&gt;${tarball}</code> (<a href="${tarball}">the package</a>; it is not on the npm registry),
+and give it the endpoint's <code>whsec_</code> secret.</p>
 ${examples}
 `;
 }
@@ -140,9 +152,10 @@ export async function buildDocs() {
     put(assets[name], bytes);
   }
   put('webhooks.html', renderGuide());
+  put('changelog.html', renderMarkdown('CHANGELOG.md'));
   put('manifest.json', JSON.stringify({ assets }, null, 2));
   // Older hashed files of earlier builds go.
-  const keep = new Set([...Object.values(assets), 'manifest.json', 'webhooks.html']);
+  const keep = new Set([...Object.values(assets), 'manifest.json', 'webhooks.html', 'changelog.html']);
   for (const name of readdirSync(OUT)) if (!keep.has(name) && !name.endsWith('.tmp')) rmSync(`${OUT}/${name}`, { force: true });
   return assets;
 }

@@ -36,7 +36,7 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     WalletTransaction: './wallet.service.js#WalletTransaction',
     Payout: './wallet.repository.js#Payout',
   },
-  communities: {},
+  communities: { Community: '../tribes/index.js#Community', CommunitySettings: './communities.service.js#CommunitySettings' },
   content: {
     Post: './content.tables.js#Post',
     Comment: './content.tables.js#Comment',
@@ -67,7 +67,11 @@ const MAPPERS: Record<SubgraphName, Record<string, string>> = {
     EventRegistration: './events.tables.js#EventRegistration',
     EventRegisterResult: './events.service.js#RegisterResult',
   },
-  identity: { User: './identity.service.js#User' },
+  identity: {
+    User: './identity.service.js#User',
+    PersonalApiKey: './personal-keys.tables.js#PersonalApiKey',
+    CreatedPersonalApiKey: './personal-keys.service.js#CreatedPersonalApiKey',
+  },
   // Community and User here are entities this subgraph extends: their fields resolve from the reference's id.
   members: { Member: './members.tables.js#Member', Community: '{ id: string }', User: '{ id: string }' },
   platform: {
@@ -98,7 +102,7 @@ async function subgraphTypes(name: SubgraphName): Promise<string> {
       useTypeImports: true,
       enumsAsTypes: true,
       contextType: '../kernel/context.js#RequestContext',
-      scalars: { DateTime: { input: 'Date', output: 'Date | string' } },
+      scalars: { DateTime: { input: 'Date', output: 'Date | string' }, JSON: 'unknown' },
       mappers: MAPPERS[name],
       mapperTypeSuffix: 'Model',
       useIndexSignature: false,
@@ -129,7 +133,7 @@ async function restDocumentTypes(): Promise<string> {
       useTypeImports: true,
       enumsAsTypes: true,
       skipTypename: true,
-      scalars: { DateTime: 'string' },
+      scalars: { DateTime: 'string', JSON: 'unknown' },
     },
     plugins: [{ typescriptOperations: {} }],
     pluginMap: { typescriptOperations },

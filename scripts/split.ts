@@ -328,14 +328,38 @@ export async function startSplit(options: SplitOptions): Promise<Split> {
   return split;
 }
 
-/** `npm run split`: the production shape from the built files, ports from `PORT` (gateways PORT, PORT+1; subgraphs PORT+101...). */
+/**
+ * The ports of `npm run split`: the gateways on `PORT` and `PORT+1` (default 4000, 4001), the subgraphs from
+ * `SPLIT_SUBGRAPH_BASE_PORT` (default `PORT+101`) onwards, one each in the order of `SUBGRAPH_NAMES`. The Procfile and the
+ * README's table give the defaults (`test/split-ports.test.ts` compares them).
+ */
+export function splitPorts(env: Record<string, string | undefined>): { gatewayPorts: number[]; subgraphPorts: Record<string, number> } {
+  const portOf = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > 65_535) throw new Error(`${name} must be a TCP port (1-65535), not "${raw}"`);
+    return n;
+  };
+  const port = portOf('PORT', 4000);
+  const gatewayPorts = [port, port + 1];
+  const base = portOf('SPLIT_SUBGRAPH_BASE_PORT', port + 101);
+  const last = base + SUBGRAPH_NAMES.length - 1;
+  if (last > 65_535) throw new Error(`SPLIT_SUBGRAPH_BASE_PORT ${base}: ${SUBGRAPH_NAMES.length} subgraphs need ports up to ${last}, above 65535`);
+  if (gatewayPorts.some((p) => p >= base && p <= last)) {
+    throw new Error(`SPLIT_SUBGRAPH_BASE_PORT ${base}: the subgraphs' ports ${base}-${last} overlap the gateways' (${port}, ${port + 1})`);
+  }
+  return { gatewayPorts, subgraphPorts: Object.fromEntries(SUBGRAPH_NAMES.map((name, i) => [name, base + i])) };
+}
+
+/** `npm run split`: the production shape from the built files, ports from `splitPorts` (PORT, SPLIT_SUBGRAPH_BASE_PORT). */
 async function main(): Promise<void> {
   const env = process.env;
   if (!env.DATABASE_URL) {
     console.error('DATABASE_URL is required: the split deployment runs every process against one PostgreSQL (postgres://...).');
     process.exit(1);
   }
-  const port = Number(env.PORT || 4000);
+  const { gatewayPorts, subgraphPorts } = splitPorts(env);
   let redisUrl = env.RATE_LIMIT_REDIS_URL;
   let redis: ChildProcess | undefined;
   if (!redisUrl) {
@@ -351,7 +375,6 @@ async function main(): Promise<void> {
   }
   if (!env.INTERNAL_SECRET) console.log('INTERNAL_SECRET is unset: using a random one for this run');
   if (!env.JWT_SECRET) console.log('JWT_SECRET is unset: using a random one for this run (access tokens end with it)');
-  const subgraphPorts = Object.fromEntries(SUBGRAPH_NAMES.map((n, i) => [n, port + 101 + i]));
   let split: Split | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -368,7 +391,7 @@ async function main(): Promise<void> {
   split = await startSplit({
     databaseUrl: env.DATABASE_URL,
     redisUrl,
-    gatewayPorts: [port, port + 1],
+    gatewayPorts,
     subgraphPorts,
     print: true,
   });

@@ -1,6 +1,6 @@
 // `npm run supergraph`: writes the composed supergraph SDL to gateway/supergraph.graphql (the committed contract).
 import { writeFileSync } from 'node:fs';
-import { composeSupergraph } from '../gateway/src/compose.js';
+import { composeFresh } from '../gateway/src/compose.js';
 
-writeFileSync(new URL('../gateway/supergraph.graphql', import.meta.url), composeSupergraph());
+writeFileSync(new URL('../gateway/supergraph.graphql', import.meta.url), composeFresh());
 console.log('wrote gateway/supergraph.graphql');

@@ -33,8 +33,10 @@ const env = { ...process.env, SVC_TEST_DATABASE_URL: url ?? '', NODE_OPTIONS: `$
 // Webhook receivers in tests serve HTTPS with a certificate of this test CA; Node reads the variable at start-up.
 env.NODE_EXTRA_CA_CERTS = fileURLToPath(new URL('../test/fixtures/tls/ca.pem', import.meta.url));
 
-const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
-const typecheckVerifier = spawnSync('npm', ['run', 'typecheck', '-w', 'verifier'], { stdio: 'inherit', env });
+// TEST_SKIP_TYPECHECK=1 skips the type-check (running one file while other work in the tree does not compile yet).
+const skipTypecheck = process.env.TEST_SKIP_TYPECHECK === '1';
+const typecheck = skipTypecheck ? { status: 0 } : spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
+const typecheckVerifier = skipTypecheck ? { status: 0 } : spawnSync('npm', ['run', 'typecheck', '-w', 'verifier'], { stdio: 'inherit', env });
 if (typecheck.status !== 0 || typecheckVerifier.status !== 0) {
   console.log('0 passed, 1 failed');
   console.error('Type-check failed.');
@@ -72,7 +74,7 @@ if (!url) args.push('--runInBand');
 else if (asked === undefined) args.push(`--maxWorkers=${workers}`);
 // A hard ceiling well inside CI's 30 minutes: a hung run is stopped (Jest and its workers, as one process group)
 // and still ends with its summary line.
-const JEST_LIMIT_MS = Number(process.env.TEST_TIME_LIMIT_MS || 25 * 60_000);
+const JEST_LIMIT_MS = Number(process.env.TEST_TIME_LIMIT_MS || 27 * 60_000);
 const jest = spawn('npx', args, { stdio: 'inherit', env, detached: true });
 const timer = setTimeout(() => {
   console.error(`Jest did not finish within ${JEST_LIMIT_MS / 60_000} minutes: stopping it.`);

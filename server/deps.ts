@@ -1,12 +1,14 @@
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { migrate, openDatabase } from '../db/src/index.js';
 import { fulfilChallengeOrder, revokeChallengeOrder } from '../subgraphs/challenges/index.js';
 import { manualCheckout } from '../subgraphs/commerce/index.js';
-import { fulfilCourseOrder, revokeCourseOrder } from '../subgraphs/courses/index.js';
+import { fulfilCourseOrder, lessonVideoRule, revokeCourseOrder } from '../subgraphs/courses/index.js';
 import { heldContentQueue } from '../subgraphs/engagement/index.js';
 import { fulfilEventOrder, revokeEventOrder } from '../subgraphs/events/index.js';
 import { idpKeySource } from '../subgraphs/identity/index.js';
 import { type AppConfig, type AppDeps, type Clock, systemClock } from '../subgraphs/kernel/index.js';
+import { watchPool } from '../subgraphs/kernel/metrics.js';
+import { createLogger } from '../subgraphs/kernel/logging.js';
 import { LocalDiskStorage, avatarMedia } from '../subgraphs/media/index.js';
 import { grantConfiguredStaff, requireStaff } from '../subgraphs/platform/index.js';
 import { closeWebhooks, createWebhookRuntime, type WebhookRuntimeOptions } from '../subgraphs/webhooks/index.js';
@@ -30,8 +32,9 @@ export interface OpenDeps {
  * Every entry point (the whole service, the web process, the worker, a subgraph alone) starts here.
  */
 export async function openDeps(config: AppConfig, options: DepsOptions = {}): Promise<OpenDeps> {
-  const log = options.log ?? pino({ level: config.logLevel });
+  const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  if (database.pool) watchPool(database.pool); // svc_db_pool_*, svc_db_statement_duration_seconds
   try {
     const applied = await migrate(database);
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -50,6 +53,7 @@ export async function openDeps(config: AppConfig, options: DepsOptions = {}): Pr
       heldContentQueue,
       mediaStorage: new LocalDiskStorage(config.media.dir),
       profileMedia: avatarMedia,
+      lessonVideoAccess: lessonVideoRule,
     };
     // PLATFORM_ADMIN_EMAILS: idempotent, so every process may run it (one of them writes each grant).
     await grantConfiguredStaff(deps);

@@ -1,4 +1,5 @@
 import { type AppConfig, ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
+import { startTracing } from '../subgraphs/kernel/tracing.js';
 import { createService } from './service.js';
 
 /** The validated configuration of this process, or exit 1 with every bad variable named. */
@@ -21,18 +22,25 @@ export function configOrExit(): AppConfig {
 export async function runWebProcess(options: { worker: boolean }): Promise<void> {
   const loaded = configOrExit();
   const config = options.worker ? loaded : Object.freeze({ ...loaded, worker: Object.freeze({ ...loaded.worker, enabled: false }) });
+  // Before the database pool opens (its statements become spans); nothing is loaded when OTEL_* is unset.
+  const tracing = await startTracing(config, options.worker ? 'svc' : 'svc-web');
   const service = await createService(config);
   await service.listen();
   // First SIGTERM or SIGINT: drain (in-flight requests finish within SHUTDOWN_GRACE_MS), exit 0. A second one, or a
   // stop that hangs past the grace period, exits at once with 1.
+  // The same signal again within a second is the same stop, not a second one: a terminal's Ctrl-C reaches `npm start`
+  // and the server (one process group), and npm forwards its copy to the server.
   let stopping = false;
+  let firstSignalAt = 0;
   const shutdown = async (signal: string) => {
     const log = service.deps.log;
+    if (stopping && Date.now() - firstSignalAt < 1_000) return;
     if (stopping) {
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
     stopping = true;
+    firstSignalAt = Date.now();
     log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
     setTimeout(() => {
       log.error('shutdown did not finish in time: exiting now');
@@ -40,6 +48,7 @@ export async function runWebProcess(options: { worker: boolean }): Promise<void>
     }, config.shutdownGraceMs + 1_500).unref();
     try {
       await service.stop();
+      await tracing.stop(); // the spans not exported yet
     } catch (error) {
       log.error({ err: error }, 'error while shutting down');
       process.exit(1);
@@ -54,7 +63,8 @@ export async function runWebProcess(options: { worker: boolean }): Promise<void>
 /** Runs an entry point's `main`, exiting 1 with the error when it fails to start. */
 export function start(main: () => Promise<void>): void {
   main().catch((error) => {
-    console.error(error);
+    // A refusal an operator acts on (the data directory in use) is its message alone, without a stack.
+    console.error((error as { code?: string }).code === 'DATA_DIR_LOCKED' ? (error as Error).message : error);
     process.exit(1);
   });
 }

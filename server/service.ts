@@ -8,6 +8,7 @@ import { closeHttpApp, createHttpApp } from '../rest-facade/src/app.js';
 import { webSocketAuth } from '../rest-facade/src/auth.js';
 import { conversationAudience } from '../subgraphs/engagement/index.js';
 import type { AppConfig, AppDeps } from '../subgraphs/kernel/index.js';
+import { type MetricsServer, serveMetrics, watchRealtime } from '../subgraphs/kernel/metrics.js';
 import { type DepsOptions, openDeps } from './deps.js';
 
 export interface Service {
@@ -20,6 +21,8 @@ export interface Service {
   realtime?: SubscriptionServer;
   /** The background worker, when `WORKER_ENABLED`. */
   worker?: Worker;
+  /** The Prometheus endpoint on `METRICS_PORT`, when set: present after `listen`. */
+  metrics?: MetricsServer;
   listen(port?: number, host?: string): Promise<number>;
   /**
    * Graceful shutdown: stops accepting connections, closes idle keep-alive ones, lets in-flight requests finish
@@ -44,6 +47,7 @@ export async function createService(config: AppConfig, options: ServiceOptions =
     const http = createHttpApp(deps, graph);
     const worker = config.worker.enabled ? await startWorker(deps) : undefined;
     let draining = false;
+    let unwatchRealtime = () => undefined as unknown;
     let inFlight = 0;
     const service: Service = {
       deps,
@@ -77,18 +81,22 @@ export async function createService(config: AppConfig, options: ServiceOptions =
           authenticate: webSocketAuth(deps),
           participantsOf: conversationAudience,
         });
+        unwatchRealtime = watchRealtime(service.realtime); // svc_realtime_sockets_open, svc_realtime_subscriptions
         const actual = (service.server.address() as AddressInfo).port;
-        log.info({ port: actual, database: database.kind }, 'listening');
+        if (config.metrics.port !== undefined) service.metrics = await serveMetrics({ port: config.metrics.port, host: config.metrics.host });
+        log.info({ port: actual, database: database.kind, metricsPort: service.metrics?.port }, 'listening');
         return actual;
       },
       async stop() {
         draining = true;
         await service.realtime?.close(); // WebSocket clients hear 1001 (going away) and reconnect elsewhere
+        unwatchRealtime();
         if (service.server?.listening) await drain(service.server, () => inFlight, config.shutdownGraceMs, log);
         await closeHttpApp(http);
         await worker?.stop();
         await graph.stop();
         await opened.close();
+        await service.metrics?.close(); // last: a scrape during the drain still answers
       },
     };
     return service;

@@ -1,54 +1,47 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import express from 'express';
+import express, { type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../subgraphs/index.js';
 import { toSubgraphError } from '../subgraphs/kernel/graphql-errors.js';
+import { createLogger, currentRequestId, WELL_FORMED_REQUEST_ID, withRequestId } from '../subgraphs/kernel/logging.js';
+import { serveMetrics } from '../subgraphs/kernel/metrics.js';
 import { operationTypePlugin } from '../subgraphs/kernel/operation.js';
-import {
-  type ApiKeyCaller,
-  type AppConfig,
-  type Caller,
-  type RequestContext,
-  CALLER_HEADER,
-  CLIENT_ADDRESS_HEADER,
-  INTERNAL_SECRET_HEADER,
-  loadConfig,
-  safeEqual,
-} from '../subgraphs/kernel/index.js';
+import { type AppConfig, type AppDeps, type RequestContext, INTERNAL_SECRET_HEADER, acceptedSecrets, loadConfig, safeEqual } from '../subgraphs/kernel/index.js';
+import { AssertionRefused, CALLER_ASSERTION_HEADER, callerAssertionKey, verifyCallerAssertion, type AssertedCaller } from '../subgraphs/kernel/caller-assertion.js';
+import { callerFromCredentials } from '../rest-facade/src/auth.js';
+import { httpMetrics } from '../rest-facade/src/http-metrics.js';
+import { httpTracing } from '../rest-facade/src/http-tracing.js';
+import { startTracing, tracingOn } from '../subgraphs/kernel/tracing.js';
 import { openDeps } from './deps.js';
 
 /**
- * The caller the gateway passed along (only read after the internal secret matched):
- * `{userId?, sessionId?, apiKey?: {id, communityId, scopes}}`.
+ * Who calls this subgraph (only asked after the internal secret matched): the caller the project's gateway signed
+ * for this subgraph (`x-svc-caller-assertion`; a bad one throws `AssertionRefused`), or else the client's own
+ * credential that another gateway forwarded (`Authorization: Bearer`, or the session cookies), resolved as `/graphql`
+ * resolves it, with the connection's peer (that gateway) as the client address. A plain `x-svc-caller` is never read.
  */
-function callerFrom(header: string | undefined): { caller: Caller | null; apiKey: ApiKeyCaller | null } {
-  const none = { caller: null, apiKey: null };
-  if (!header) return none;
-  try {
-    const parsed = JSON.parse(header) as { userId?: unknown; sessionId?: unknown; apiKey?: { id?: unknown; communityId?: unknown; scopes?: unknown } };
-    const key = parsed.apiKey;
-    const apiKey =
-      key && typeof key.id === 'string' && typeof key.communityId === 'string' && Array.isArray(key.scopes) && key.scopes.every((s) => typeof s === 'string')
-        ? { id: key.id, communityId: key.communityId, scopes: key.scopes as string[] }
-        : null;
-    const sessionId = typeof parsed.sessionId === 'string' ? { sessionId: parsed.sessionId } : {};
-    return { caller: typeof parsed.userId === 'string' ? { userId: parsed.userId, ...sessionId } : null, apiKey };
-  } catch {
-    return none;
-  }
+async function callerOf(app: AppDeps, name: SubgraphName, key: readonly CryptoKey[], req: Request): Promise<AssertedCaller> {
+  const assertion = req.headers[CALLER_ASSERTION_HEADER];
+  if (assertion !== undefined) return verifyCallerAssertion(key, name, String(assertion));
+  return { caller: await callerFromCredentials(app, req.headers), apiKey: null, clientAddress: req.socket.remoteAddress };
 }
 
+const unauthenticated = (res: Response, message: string) => res.status(401).json({ errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] });
+
 /**
- * Serves one subgraph alone over HTTP for the distributed deployment. Only the gateway may call it:
- * every request must carry the shared internal secret (checked in constant time), else 401.
+ * Serves one subgraph alone over HTTP for the distributed deployment. Only a gateway may call it: every request must
+ * carry the shared internal secret (checked in constant time; `INTERNAL_SECRET_PREVIOUS` too during a rotation), else
+ * 401; and a caller assertion that does not verify (unsigned, expired, wrongly signed, for another subgraph) is 401 too,
+ * never an anonymous request.
  */
-export async function serveSubgraph(name: SubgraphName, config: AppConfig, port = config.port): Promise<{ port: number; stop(): Promise<void> }> {
+export async function serveSubgraph(name: SubgraphName, config: AppConfig, port = config.port): Promise<{ port: number; metricsPort?: number; stop(): Promise<void> }> {
   if (!config.internalSecret) throw new Error('INTERNAL_SECRET is required to serve a subgraph alone');
-  const log = pino({ level: config.logLevel }).child({ subgraph: name });
+  const internalSecrets = acceptedSecrets(config.internalSecret, config.internalSecretPrevious);
+  const log = createLogger(config.logLevel).child({ subgraph: name });
   const opened = await openDeps(config, { log });
   const app = opened.deps;
   const server = new ApolloServer<RequestContext>({
@@ -57,41 +50,62 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
     plugins: [ApolloServerPluginInlineTraceDisabled(), operationTypePlugin],
     logger: log,
     formatError: (formatted, error) => {
-      const mapped = toSubgraphError(error as any, log, '');
+      const mapped = toSubgraphError(error as any, log, currentRequestId() ?? '');
       return { message: mapped.message, path: formatted.path, extensions: mapped.extensions };
     },
   });
   await server.start();
   const http = express();
   http.disable('x-powered-by');
+  // The server span of each call, a child of the gateway's fetch span (its `traceparent`), when tracing is on.
+  if (tracingOn()) http.use(httpTracing());
+  http.use(httpMetrics());
+  // The gateway's request id (x-request-id): on the answer and on every line logged while serving it.
+  http.use((req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
+    req.headers['x-request-id'] = id;
+    res.setHeader('x-request-id', id);
+    withRequestId(id, next);
+  });
   http.use('/graphql', (req, res, next) => {
     const secret = req.headers[INTERNAL_SECRET_HEADER];
-    if (typeof secret !== 'string' || !safeEqual(secret, config.internalSecret!)) {
-      res.status(401).json({ errors: [{ message: 'Only the gateway may call this subgraph.', extensions: { code: 'UNAUTHENTICATED' } }] });
+    // `INTERNAL_SECRET`, or `INTERNAL_SECRET_PREVIOUS` during a rotation; both compared, each in constant time.
+    const matches = typeof secret === 'string' ? internalSecrets.map((one) => safeEqual(secret, one)) : [];
+    if (!matches.includes(true)) {
+      unauthenticated(res, 'Only the gateway may call this subgraph.');
       return;
     }
     next();
+  });
+  const assertionKey = await Promise.all(internalSecrets.map(callerAssertionKey));
+  http.use('/graphql', async (req, res, next) => {
+    try {
+      res.locals.caller = await callerOf(app, name, assertionKey, req);
+      next();
+    } catch (error) {
+      if (error instanceof AssertionRefused) unauthenticated(res, error.message);
+      else next(error);
+    }
   });
   http.use(
     '/graphql',
     express.json({ limit: config.bodyLimitBytes }),
     expressMiddleware(server, {
-      context: async ({ req }) => ({
-        app,
-        ...callerFrom(req.headers[CALLER_HEADER] as string | undefined),
-        requestId: String(req.headers['x-request-id'] ?? ''),
-        clientAddress: typeof req.headers[CLIENT_ADDRESS_HEADER] === 'string' ? req.headers[CLIENT_ADDRESS_HEADER] : undefined,
-      }),
+      context: async ({ req, res }) => ({ app, ...(res.locals.caller as AssertedCaller), requestId: String(req.headers['x-request-id'] ?? '') }),
     }),
   );
   const listener = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(port, config.host, () => resolve(s)).on('error', reject);
   });
   const actual = (listener.address() as AddressInfo).port;
-  log.info({ port: actual }, 'subgraph listening');
+  const metrics = config.metrics.port === undefined ? undefined : await serveMetrics({ port: config.metrics.port, host: config.metrics.host });
+  log.info({ port: actual, metricsPort: metrics?.port }, 'subgraph listening');
   return {
     port: actual,
+    metricsPort: metrics?.port,
     async stop() {
+      await metrics?.close();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
       listener.closeAllConnections();
       await server.stop();
@@ -107,8 +121,17 @@ if (isMain) {
     console.error(`usage: node dist/server/subgraph.js <${SUBGRAPH_NAMES.join('|')}>`);
     process.exit(1);
   }
-  serveSubgraph(name, loadConfig()).catch((error) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  const config = loadConfig();
+  startTracing(config, `svc-subgraph-${name}`)
+    .then(async (tracing) => {
+      await serveSubgraph(name, config);
+      // The spans not exported yet go out before the process ends on SIGTERM or SIGINT (only when tracing is on).
+      if (tracing.enabled) {
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void tracing.stop().finally(() => process.exit(0)));
+      }
+    })
+    .catch((error) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
 }

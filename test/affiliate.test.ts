@@ -78,14 +78,14 @@ describe('affiliate tracking', () => {
     ])('answers 400 {"error": "invalid_code"} for %s, writing nothing', async (_name, body) => {
       const before = await countOf(t, sql`select count(*)::int as n from affiliate_clicks`);
       const res = await track(body);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_code' } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_code', message: expect.any(String), requestId: expect.any(String) } });
       expect(await countOf(t, sql`select count(*)::int as n from affiliate_clicks`)).toBe(before);
     });
 
     it('answers malformed JSON in the flat envelope', async () => {
       const res = await track('{"code":', 'application/json');
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'malformed_json' });
+      expect(res.body).toEqual({ error: 'malformed_json', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it(`limits each IP to 30 requests a minute: then 429 {"error": "rate_limited"} with Retry-After, and nothing written`, async () => {
@@ -97,7 +97,7 @@ describe('affiliate tracking', () => {
       const before = await clicksOf(code);
       const limited = await track({ code });
       expect(limited.status).toBe(429);
-      expect(limited.body).toEqual({ error: 'rate_limited' });
+      expect(limited.body).toEqual({ error: 'rate_limited', message: expect.any(String), requestId: expect.any(String) });
       expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
       expect((await track({ code: 'AAAAAAAAAAA' })).status).toBe(429);

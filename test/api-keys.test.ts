@@ -109,7 +109,7 @@ describe('API keys (control plane)', () => {
       const before = (await keyRows(tribe.id)).length;
       const res = await t.api.post(path()).set('cookie', owner.cookie).send({ name, scopes: ['members:read'] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_name' });
+      expect(res.body).toEqual({ error: 'invalid_name', message: expect.any(String), requestId: expect.any(String) });
       expect(await keyRows(tribe.id)).toHaveLength(before);
     });
 
@@ -140,7 +140,7 @@ describe('API keys (control plane)', () => {
       const before = (await keyRows(tribe.id)).length;
       const res = await t.api.post(path()).set('cookie', owner.cookie).send({ name: 'no scopes', scopes });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'no_scopes' });
+      expect(res.body).toEqual({ error: 'no_scopes', message: expect.any(String), requestId: expect.any(String) });
       expect(await keyRows(tribe.id)).toHaveLength(before);
     });
 
@@ -160,26 +160,26 @@ describe('API keys (control plane)', () => {
       const before = (await keyRows(tribe.id)).length;
       const res = await t.api.post(path()).set('cookie', who().cookie).send({ name: 'x', scopes: ['members:read'] });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'forbidden' });
+      expect(res.body).toEqual({ error: 'forbidden', message: expect.any(String), requestId: expect.any(String) });
       expect(await keyRows(tribe.id)).toHaveLength(before);
     });
 
     it('checks the role before validating the body', async () => {
       const res = await t.api.post(path()).set('cookie', member.cookie).send({ name: '', scopes: [] });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'forbidden' });
+      expect(res.body).toEqual({ error: 'forbidden', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 401 unauthorized without a session', async () => {
       const res = await t.api.post(path()).send({ name: 'x', scopes: ['members:read'] });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 404 not_found for an unknown tribe', async () => {
       const res = await t.api.post(path(`no-such-${unique()}`)).set('cookie', owner.cookie).send({ name: 'x', scopes: ['members:read'] });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('is not authenticated by a Platform key or a resource-API access token', async () => {
@@ -188,7 +188,7 @@ describe('API keys (control plane)', () => {
       for (const credential of [key.key, token]) {
         const res = await t.api.post(path()).set('authorization', `Bearer ${credential}`).send({ name: 'x', scopes: ['members:read'] });
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ error: 'unauthorized' });
+        expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       }
     });
   });
@@ -261,13 +261,13 @@ describe('API keys (control plane)', () => {
       if (user) req.set('cookie', user.cookie);
       const res = await req;
       expect(res.status).toBe(status);
-      expect(res.body).toEqual({ error: code });
+      expect(res.body).toEqual({ error: code, message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 404 not_found for an unknown tribe', async () => {
       const res = await t.api.get(path(`no-such-${unique()}`)).set('cookie', owner.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 
@@ -311,7 +311,7 @@ describe('API keys (control plane)', () => {
       const theirs = await createKey(t, otherOwner, otherTribe.handle);
       const res = await t.api.delete(`${path()}/${theirs.id}`).set('cookie', owner.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       const [row] = await sqlRows(t, sql`select revoked_at from api_keys where id = ${theirs.id}`);
       expect(row.revoked_at).toBeNull();
       expect((await platformGet(t, '/v1/me', theirs.key)).status).toBe(200);
@@ -322,7 +322,7 @@ describe('API keys (control plane)', () => {
       async (_case, id) => {
         const res = await t.api.delete(`${path()}/${id}`).set('cookie', owner.cookie);
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ error: 'not_found' });
+        expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       },
     );
 
@@ -345,7 +345,7 @@ describe('API keys (control plane)', () => {
       if (user) req.set('cookie', user.cookie);
       const res = await req;
       expect(res.status).toBe(status);
-      expect(res.body).toEqual({ error: code });
+      expect(res.body).toEqual({ error: code, message: expect.any(String), requestId: expect.any(String) });
       expect((await platformGet(t, '/v1/me', key.key)).status).toBe(200);
     });
 
@@ -353,7 +353,7 @@ describe('API keys (control plane)', () => {
       const key = await createKey(t, owner, tribe.handle);
       const res = await t.api.delete(`${path(`no-such-${unique()}`)}/${key.id}`).set('cookie', owner.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 

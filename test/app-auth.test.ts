@@ -86,7 +86,7 @@ describe('Application API auth', () => {
     ])('answers 400 invalid_email for an address with %s and writes nothing', async (_what, email) => {
       const res = await t.api.post('/auth/signup').send(signupBody({ email }));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_email' });
+      expect(res.body).toEqual({ error: 'invalid_email', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, email)).toBe(0);
     });
 
@@ -94,7 +94,7 @@ describe('Application API auth', () => {
       const body = signupBody({ password: '123456789' });
       const res = await t.api.post('/auth/signup').send(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'weak_password' });
+      expect(res.body).toEqual({ error: 'weak_password', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, body.email)).toBe(0);
     });
 
@@ -116,7 +116,7 @@ describe('Application API auth', () => {
       const body = signupBody({ username });
       const res = await t.api.post('/auth/signup').send(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_username' });
+      expect(res.body).toEqual({ error: 'invalid_username', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, body.email)).toBe(0);
     });
 
@@ -133,10 +133,10 @@ describe('Application API auth', () => {
       expect((await t.api.post('/auth/signup').send(first)).status).toBe(201);
       const same = await t.api.post('/auth/signup').send(signupBody({ email: first.email }));
       expect(same.status).toBe(409);
-      expect(same.body).toEqual({ error: 'email_taken' });
+      expect(same.body).toEqual({ error: 'email_taken', message: expect.any(String), requestId: expect.any(String) });
       const shouting = await t.api.post('/auth/signup').send(signupBody({ email: first.email.toUpperCase() }));
       expect(shouting.status).toBe(409);
-      expect(shouting.body).toEqual({ error: 'email_taken' });
+      expect(shouting.body).toEqual({ error: 'email_taken', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, first.email)).toBe(1);
     });
 
@@ -146,7 +146,7 @@ describe('Application API auth', () => {
       const second = signupBody({ username: first.username });
       const res = await t.api.post('/auth/signup').send(second);
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'username_taken' });
+      expect(res.body).toEqual({ error: 'username_taken', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, second.email)).toBe(0);
     });
 
@@ -156,7 +156,7 @@ describe('Application API auth', () => {
       delete body[field];
       const res = await t.api.post('/auth/signup').send(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_input' });
+      expect(res.body).toEqual({ error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, email)).toBe(0);
     });
 
@@ -170,21 +170,21 @@ describe('Application API auth', () => {
       const body = signupBody(overrides);
       const res = await t.api.post('/auth/signup').send(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_input' });
+      expect(res.body).toEqual({ error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, body.email)).toBe(0);
     });
 
     it('answers 400 invalid_input when email is not a string', async () => {
       const res = await t.api.post('/auth/signup').send(signupBody({ email: ['a@example.com'] }));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_input' });
+      expect(res.body).toEqual({ error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) });
       expect(await usersWithEmail(t, 'a@example.com')).toBe(0);
     });
 
     it('answers 400 invalid_input for a JSON array body', async () => {
       const res = await t.api.post('/auth/signup').set('content-type', 'application/json').send('[]');
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_input' });
+      expect(res.body).toEqual({ error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 400 malformed_json for a body that is not JSON and writes nothing', async () => {
@@ -192,7 +192,7 @@ describe('Application API auth', () => {
       const broken = JSON.stringify(body).slice(0, -1);
       const res = await t.api.post('/auth/signup').set('content-type', 'application/json').send(broken);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'malformed_json' });
+      expect(res.body).toEqual({ error: 'malformed_json', message: expect.any(String), requestId: expect.any(String) });
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(await usersWithEmail(t, body.email)).toBe(0);
     });
@@ -232,7 +232,7 @@ describe('Application API auth', () => {
         const body = signupBody({ inviteCode: `nope_${unique()}` });
         const res = await t.api.post('/auth/signup').send(body);
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: 'invalid_invite' });
+        expect(res.body).toEqual({ error: 'invalid_invite', message: expect.any(String), requestId: expect.any(String) });
         expect(res.headers['set-cookie']).toBeUndefined();
         expect(await usersWithEmail(t, body.email)).toBe(0);
         expect(await query(t, sql`select 1 from users where username = ${body.username}`)).toEqual([]);
@@ -245,7 +245,7 @@ describe('Application API auth', () => {
         const body = signupBody({ inviteCode: revoked });
         const res = await t.api.post('/auth/signup').send(body);
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: 'invalid_invite' });
+        expect(res.body).toEqual({ error: 'invalid_invite', message: expect.any(String), requestId: expect.any(String) });
         expect(await usersWithEmail(t, body.email)).toBe(0);
       });
     });
@@ -304,20 +304,20 @@ describe('Application API auth', () => {
     it('answers 401 invalid_credentials for a wrong password, without a cookie', async () => {
       const res = await t.api.post('/auth/login').send({ email: user.email, password: `${user.password}x` });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'invalid_credentials' });
+      expect(res.body).toEqual({ error: 'invalid_credentials', message: expect.any(String), requestId: expect.any(String) });
       expect(res.headers['set-cookie']).toBeUndefined();
     });
 
     it('answers 401 invalid_credentials for an unknown email', async () => {
       const res = await t.api.post('/auth/login').send({ email: `nobody_${unique()}@example.com`, password: PASSWORD });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'invalid_credentials' });
+      expect(res.body).toEqual({ error: 'invalid_credentials', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 400 invalid_input when the password is missing', async () => {
       const res = await t.api.post('/auth/login').send({ email: user.email });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_input' });
+      expect(res.body).toEqual({ error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 
@@ -331,7 +331,7 @@ describe('Application API auth', () => {
       expect(setCookieHeader(out)).toMatch(/^svc_session=;.*Expires=Thu, 01 Jan 1970/);
       const me = await t.api.get('/auth/me').set('cookie', user.cookie);
       expect(me.status).toBe(401);
-      expect(me.body).toEqual({ error: 'unauthorized' });
+      expect(me.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       const sessions = await query(t, sql`select revoked_at from sessions where user_id = ${user.id}`);
       expect(sessions).toHaveLength(1);
       expect(sessions[0].revoked_at).not.toBeNull();
@@ -354,19 +354,19 @@ describe('Application API auth', () => {
     it('answers 401 unauthorized without a cookie', async () => {
       const res = await t.api.get('/auth/me');
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 401 unauthorized for a made-up session token', async () => {
       const res = await t.api.get('/auth/me').set('cookie', `svc_session=${'A'.repeat(43)}`);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('ignores a __session cookie when no identity provider is configured', async () => {
       const res = await t.api.get('/auth/me').set('cookie', '__session=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.');
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 
@@ -415,30 +415,53 @@ describe('Application API auth', () => {
       expect(new Date(res.body.pinnedAt).toISOString()).toBe(res.body.pinnedAt);
     });
 
-    it('answers 401 unauthorized without a session', async () => {
-      const post = await createPost(owner, publicTribe.id, { content: 'x' });
+    it('answers a published public post of a public tribe without a session, as GraphQL post(id) answers it anonymously', async () => {
+      const post = await createPost(owner, publicTribe.id, { content: '<p>open to all</p>' });
       const res = await t.api.get(`/posts/${post.id}`);
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.status).toBe(200);
+      const viaGraphql = await gql(t, null, 'query($id: ID!){ post(id: $id){ id community { id } author { id } body pinnedAt createdAt } }', { id: post.id });
+      expect(viaGraphql.errors).toBeUndefined();
+      const g = viaGraphql.data.post;
+      expect(res.body).toEqual({ id: g.id, communityId: g.community.id, authorId: g.author.id, body: g.body, pinnedAt: g.pinnedAt, createdAt: g.createdAt });
+      expect(res.body.body).toBe('<p>open to all</p>');
+    });
+
+    it('answers 401 unauthorized without a session for what GraphQL does not show anonymously (private tribe, members only, draft, removed, unknown), alike', async () => {
+      const hidden = [
+        await createPost(owner, privateTribe.id, { content: 'secret' }),
+        await createPost(owner, publicTribe.id, { content: 'members only', visibility: 'members' }),
+        await createPost(owner, publicTribe.id, { content: 'draft', status: 'draft' }),
+        await createPost(owner, publicTribe.id, { content: 'removed' }),
+      ];
+      await t.deps.database.db.execute(sql`update posts set removed_at = now() where id = ${hidden[3].id}`);
+      for (const id of [...hidden.map((p) => p.id), '00000000-0000-4000-8000-000000000000']) {
+        expect((await gql(t, null, 'query($id: ID!){ post(id: $id){ id } }', { id })).data?.post ?? null).toBeNull();
+        const res = await t.api.get(`/posts/${id}`);
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
+      }
+      // Signed in, the removed post stays hidden from a member as before (404), and its author still reads it.
+      expect((await t.api.get(`/posts/${hidden[3].id}`).set('cookie', member.cookie)).status).toBe(404);
+      expect((await t.api.get(`/posts/${hidden[3].id}`).set('cookie', owner.cookie)).status).toBe(200);
     });
 
     it('answers 404 not_found for an unknown id', async () => {
       const res = await t.api.get('/posts/00000000-0000-4000-8000-000000000000').set('cookie', member.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 404 not_found for an id that is not a UUID', async () => {
       const res = await t.api.get('/posts/not-a-uuid').set('cookie', member.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 404 not_found for a private tribe’s post seen by an outsider, 200 for its owner', async () => {
       const post = await createPost(owner, privateTribe.id, { content: 'secret' });
       const res = await t.api.get(`/posts/${post.id}`).set('cookie', outsider.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       expect((await t.api.get(`/posts/${post.id}`).set('cookie', owner.cookie)).status).toBe(200);
     });
 
@@ -446,7 +469,7 @@ describe('Application API auth', () => {
       const post = await createPost(owner, publicTribe.id, { content: 'members only', visibility: 'members' });
       const res = await t.api.get(`/posts/${post.id}`).set('cookie', outsider.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       expect((await t.api.get(`/posts/${post.id}`).set('cookie', member.cookie)).status).toBe(200);
     });
 
@@ -456,7 +479,7 @@ describe('Application API auth', () => {
       const post = await createPost(author, publicTribe.id, { content: 'draft', status: 'draft' });
       const res = await t.api.get(`/posts/${post.id}`).set('cookie', member.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       expect((await t.api.get(`/posts/${post.id}`).set('cookie', author.cookie)).status).toBe(200);
     });
 
@@ -540,7 +563,7 @@ describe('identity-provider session (__session JWT)', () => {
       const email = `idp_${u}@example.com`;
       const res = await me(await idpToken({ email, email_verified: true, name: 'Mallory' }, `idp|${u}`, { key: otherKey }));
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       expect((await query(t, sql`select count(*)::int as n from users where lower(email) = ${email}`))[0]).toEqual({ n: 0 });
     });
 
@@ -549,7 +572,7 @@ describe('identity-provider session (__session JWT)', () => {
       const email = `idp_${u}@example.com`;
       const res = await me(await idpToken({ email, email_verified: true, name: 'Late' }, `idp|${u}`, { exp: Math.floor(Date.now() / 1000) - 60 }));
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       expect((await query(t, sql`select count(*)::int as n from users where lower(email) = ${email}`))[0]).toEqual({ n: 0 });
     });
 
@@ -558,14 +581,14 @@ describe('identity-provider session (__session JWT)', () => {
       const email = `idp_${u}@example.com`;
       const res = await me(await idpToken({ email, email_verified: false, name: 'Unverified' }, `idp|${u}`));
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       expect((await query(t, sql`select count(*)::int as n from users where lower(email) = ${email}`))[0]).toEqual({ n: 0 });
     });
 
     it('answers 401 for a token that is not a JWT at all', async () => {
       const res = await me('garbage');
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 });

@@ -2,15 +2,22 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import madge, { type MadgeInstance } from 'madge';
+import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Every TypeScript tree of the service (the verifier package has its own build and no imports from here). */
 const TREES = ['db/src', 'subgraphs', 'gateway/src', 'rest-facade/src', 'jobs/src', 'server', 'scripts', 'test', 'bench'];
 
+/**
+ * The compiler options of tsconfig.json, parsed once and handed over parsed (`{ options }`): given the path, or the
+ * raw JSON, the module resolver converts them again for every import it resolves (6 of the file's 8 s of CPU).
+ */
+const compilerOptions = () => ts.parseJsonSourceFileConfigFileContent(ts.readJsonConfigFile(ROOT + 'tsconfig.json', ts.sys.readFile), ts.sys, ROOT).options;
+
 const graph = () =>
   madge(
     TREES.filter((t) => existsSync(ROOT + t)).map((t) => ROOT + t),
-    { baseDir: ROOT, fileExtensions: ['ts'], tsConfig: ROOT + 'tsconfig.json', excludeRegExp: [/node_modules/, /[\\/]dist[\\/]/, /\.d\.ts$/] },
+    { baseDir: ROOT, fileExtensions: ['ts'], tsConfig: { options: compilerOptions() }, excludeRegExp: [/node_modules/, /[\\/]dist[\\/]/, /\.d\.ts$/] },
   );
 
 /** The top-level folder of a file under `subgraphs/` (its domain), or null for files elsewhere and `subgraphs/*.ts`. */

@@ -216,10 +216,10 @@ describe('comments: updateComment and deleteComment', () => {
       const res = await t.api.get(`/v1/communities/${w.tribe.id}/posts/${postId}/comments`).set('authorization', `Bearer ${token}`);
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual([
-        expect.objectContaining({ id: parent.id, content: null, parent_id: null, author_id: w.member.id }),
+        expect.objectContaining({ id: parent.id, body: null, content: null, parent_id: null, author_id: w.member.id }),
         expect.objectContaining({ id: reply.id, content: 'still here', parent_id: parent.id }),
       ]);
-      expect(Object.keys(res.body.data[0]).sort()).toEqual(['author', 'author_id', 'content', 'created_at', 'id', 'parent_id', 'post_id']);
+      expect(Object.keys(res.body.data[0]).sort()).toEqual(['author', 'author_id', 'body', 'content', 'created_at', 'id', 'parent_id', 'post_id']);
     });
   });
 });

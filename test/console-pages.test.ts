@@ -61,6 +61,49 @@ describe('creator console pages (issue 16)', () => {
     }
   });
 
+  it('/console: signed out, the sign-in page; signed in, "Your tribes" and the create form; an unknown handle offers both', async () => {
+    const out = await get('/console');
+    expect([out.status, pageOf(out.text), out.headers['content-security-policy'], out.headers['cache-control']]).toEqual([200, 'signin', PORTAL_CSP, 'no-store']);
+    expect(out.text).toContain('<h1>Sign in to the creator console</h1>');
+    expect(out.text).toContain('id="signup-form"');
+
+    const home = await get('/console', member); // a member of a tribe, owner of none: still may create one
+    expect([home.status, pageOf(home.text), home.headers['content-security-policy']]).toEqual([200, 'home', PORTAL_CSP]);
+    expect(home.text).toContain('<h1>Your tribes</h1>');
+    expect(home.text).toContain('<ul id="tribes"');
+    expect(home.text).toContain('href="/console/-/settings"');
+    // The create form: the fields createCommunity needs, a place for each field's error.
+    for (const field of ['id="create-form"', 'id="create-name" name="name"', 'id="create-handle" name="handle"', 'id="create-public"', 'id="create-private"', 'id="create-name-error"', 'id="create-handle-error"']) {
+      expect(home.text).toContain(field);
+    }
+    expect(home.text).toMatch(/id="create-handle" name="handle" required maxlength="40" value=""/);
+    expect([...home.text.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1])).toEqual([' src="/console/assets/console.js" defer']);
+    expect(home.text).not.toMatch(/\son[a-z]+=|\bstyle=|<style/);
+
+    const wanted = `new-${unique()}`;
+    const missing = await get(`/console/${wanted}`, member);
+    expect([missing.status, pageOf(missing.text)]).toEqual([404, 'message']);
+    expect(missing.text).toContain('<h1>No such tribe</h1>');
+    expect(missing.text).toContain('<a href="/console">Your tribes</a>');
+    expect(missing.text).toContain(`value="${wanted}"`);
+    // The console of a tribe links back to the list.
+    expect((await get(`/console/${tribe.handle}`, owner)).text).toContain('<a href="/console">Your tribes</a>');
+  });
+
+  it('what the create form sends: createCommunity through /graphql with the session cookie; a bad handle is refused, named with its rule', async () => {
+    const send = (handle: string) =>
+      t.api
+        .post('/graphql')
+        .set('cookie', member.cookie)
+        .send({ query: 'mutation ConsoleCreateTribe($input: CreateCommunityInput!) { createCommunity(input: $input) { handle } }', variables: { input: { name: 'Made here', handle, isPublic: false } } });
+    const bad = await send('Bad Handle!');
+    expect(bad.body.errors[0].message).toMatch(/^handle: /);
+    expect(bad.body.errors[0].extensions.details).toEqual([{ field: 'handle', message: expect.stringContaining('3 to 40') }]);
+    const handle = `made-${unique()}`;
+    expect((await send(handle)).body.data.createCommunity.handle).toBe(handle);
+    expect((await get(`/console/${handle}`, member)).status).toBe(200);
+  });
+
   it('a handle with markup is escaped in the page', async () => {
     const res = await get(`/console/${encodeURIComponent('<b>"x')}`);
     expect(res.text).not.toContain('<b>');

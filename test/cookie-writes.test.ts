@@ -143,13 +143,13 @@ describe('cookie-authenticated writes refuse other sites and forms (issue 29)', 
     for (const route of guarded()) {
       const path = fill(route.path);
       const res = await t.api[route.method.toLowerCase() as 'post'](path).set('cookie', owner.cookie).set('origin', FOREIGN).set('content-type', FORM).send('status=paid&name=x');
-      answers.push(`${route.method} ${route.path} -> ${res.status} ${JSON.stringify(res.body)}`);
+      answers.push(`${route.method} ${route.path} -> ${res.status} ${JSON.stringify({ ...res.body, message: typeof res.body.message, requestId: typeof res.body.requestId })}`);
     }
-    for (const route of guarded()) expect(answers).toContain(`${route.method} ${route.path} -> 403 {"error":"forbidden_origin"}`);
+    for (const route of guarded()) expect(answers).toContain(`${route.method} ${route.path} -> 403 {"error":"forbidden_origin","message":"string","requestId":"string"}`);
     // The same form without Origin (a same-site form, or an older browser): 415, as every JSON route answers a form.
     for (const route of guarded()) {
       const res = await t.api[route.method.toLowerCase() as 'post'](fill(route.path)).set('cookie', owner.cookie).set('content-type', FORM).send('status=paid');
-      expect(`${route.method} ${route.path} -> ${res.status} ${JSON.stringify(res.body)}`).toBe(`${route.method} ${route.path} -> 415 {"error":"unsupported_media_type"}`);
+      expect(`${route.method} ${route.path} -> ${res.status} ${JSON.stringify({ ...res.body, message: typeof res.body.message, requestId: typeof res.body.requestId })}`).toBe(`${route.method} ${route.path} -> 415 {"error":"unsupported_media_type","message":"string","requestId":"string"}`);
     }
     // And a JSON body from another site (a page that could only send it after a CORS preflight, which is never allowed).
     for (const route of guarded()) {
@@ -172,10 +172,10 @@ describe('cookie-authenticated writes refuse other sites and forms (issue 29)', 
     const path = `/communities/${tribe.handle}/orders/${orderId}/mark-paid`;
     for (const origin of ['null', 'not a url', 'https://tribes.example:1', 'https://tribes.example', 'https://evil.tribes.example:8443']) {
       const res = await t.api.post(path).set('host', HOST).set('cookie', owner.cookie).set('origin', origin);
-      expect([origin, res.status, res.body]).toEqual([origin, 403, { error: 'forbidden_origin' }]);
+      expect([origin, res.status, res.body]).toEqual([origin, 403, { error: 'forbidden_origin', message: expect.any(String), requestId: expect.any(String) }]);
     }
     const crossSite = await t.api.post(path).set('host', HOST).set('cookie', owner.cookie).set('sec-fetch-site', 'cross-site');
-    expect([crossSite.status, crossSite.body]).toEqual([403, { error: 'forbidden_origin' }]);
+    expect([crossSite.status, crossSite.body]).toEqual([403, { error: 'forbidden_origin', message: expect.any(String), requestId: expect.any(String) }]);
     expect(await orderStatus(orderId)).toEqual({ status: 'pending', paid_at: null });
   });
 
@@ -219,11 +219,11 @@ describe('POST /communities/{handle}/orders/{orderId}/mark-paid from a cross-sit
     const form = await t.api.post(path).set('cookie', owner.cookie).set('origin', FOREIGN).set('content-type', FORM).send('paid=1');
     expect(form.status).toBeGreaterThanOrEqual(400);
     expect(form.status).toBeLessThan(500);
-    expect(form.body).toEqual({ error: 'forbidden_origin' });
+    expect(form.body).toEqual({ error: 'forbidden_origin', message: expect.any(String), requestId: expect.any(String) });
     expect(await status()).toBe('pending');
 
     const sameSiteForm = await t.api.post(path).set('cookie', owner.cookie).set('content-type', FORM).send('paid=1');
-    expect([sameSiteForm.status, sameSiteForm.body]).toEqual([415, { error: 'unsupported_media_type' }]);
+    expect([sameSiteForm.status, sameSiteForm.body]).toEqual([415, { error: 'unsupported_media_type', message: expect.any(String), requestId: expect.any(String) }]);
     expect(await status()).toBe('pending');
 
     const json = await t.api.post(path).set('cookie', owner.cookie).send({});
@@ -242,7 +242,7 @@ describe('POST /communities/{handle}/orders/{orderId}/mark-paid from a cross-sit
             values (${tribe.id}, ${owner.id}, 'course', null, 4990, 'BRL', 'pending') returning id`,
       );
       const res = await prod.api.post(`/communities/${tribe.handle}/orders/${order.id}/mark-paid`).set('cookie', owner.cookie).send({});
-      expect([res.status, res.body]).toEqual([404, { error: 'not_found' }]);
+      expect([res.status, res.body]).toEqual([404, { error: 'not_found', message: expect.any(String), requestId: expect.any(String) }]);
       expect((await sqlRows<{ status: string }>(prod, sql`select status from orders where id = ${order.id}`))[0].status).toBe('pending');
     } finally {
       await prod.stop();

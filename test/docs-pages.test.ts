@@ -1,6 +1,6 @@
 // The reference pages of issue 16 over HTTP: /docs (Scalar over /openapi.json), /docs/webhooks (the guide and the
 // verification examples), GraphiQL at GET /graphql for a browser, their locally served assets, and the explorer's
-// switch (on except in production, GRAPHQL_EXPLORER overrides). The same pages in a real browser:
+// switch (on except in production, GRAPHQL_EXPLORER overrides) and our page when it or introspection is off. The same pages in a real browser:
 // test/browser/docs.browser.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
@@ -131,6 +131,34 @@ describe('reference pages (issue 16)', () => {
     expect(res.text).toContain('Hono, Next.js route handlers, Cloudflare Workers');
   });
 
+  it('GET /docs/changelog: CHANGELOG.md of the repository, rendered, with no script', async () => {
+    const res = await t.api.get('/docs/changelog');
+    expectPage(res, GUIDE_CSP);
+    expect(scripts(res.text)).toEqual([]);
+    expect(res.text).toContain('<a href="/docs/changelog" aria-current="page">Changelog</a>');
+    const changelog = readFileSync(new URL('../CHANGELOG.md', import.meta.url), 'utf8');
+    const headings = [...changelog.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+    expect(headings).toContain('[Unreleased]');
+    for (const heading of headings) expect(res.text).toContain(`>${heading}</h2>`);
+  });
+
+  it('GET /docs/webhooks/webhook-verifier-<version>.tgz: the packed verifier; other names are 404', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../verifier/package.json', import.meta.url), 'utf8'));
+    const build = spawnSync(process.execPath, ['scripts/pack-verifier.mjs'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    expect(build.stderr).toBe('');
+    const res = await t.api.get(`/docs/webhooks/webhook-verifier-${version}.tgz`).buffer(true).parse((r, cb) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c)).on('end', () => cb(null, Buffer.concat(chunks)));
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/gzip');
+    expect((res.body as Buffer).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    expect((await t.api.get('/docs/webhooks/webhook-verifier-9.9.9.tgz')).status).toBe(404);
+    expect((await t.api.get('/docs/webhooks/package.json')).status).toBe(404);
+    const guide = await t.api.get('/docs/webhooks');
+    expect(guide.text).toContain(`<a href="/docs/webhooks/webhook-verifier-${version}.tgz">`);
+  }, 120_000);
+
   it('GET /graphql in a browser: GraphiQL with the session cookie; POST and JSON GETs answer as before', async () => {
     const page = await t.api.get('/graphql').set('accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
     expectPage(page, APP_CSP);
@@ -141,10 +169,10 @@ describe('reference pages (issue 16)', () => {
 
     const post = await t.api.post('/graphql').send({ query: '{ __typename }' });
     expect(post.status).toBe(200);
-    expect(post.body).toEqual({ data: { __typename: 'Query' } });
+    expect(post.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
     const json = await t.api.get('/graphql').query({ query: '{ __typename }' }).set('accept', 'application/json').set('apollo-require-preflight', '1');
     expect(json.status).toBe(200);
-    expect(json.body).toEqual({ data: { __typename: 'Query' } });
+    expect(json.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
   });
 
   describe('the explorer switch', () => {
@@ -162,30 +190,46 @@ describe('reference pages (issue 16)', () => {
       expect(testConfig({ NODE_ENV: 'production', GRAPHQL_EXPLORER: 'true' }).graphql.explorer).toBe(true);
     });
 
-    it('off in production: the browser GET /graphql is what it was, /docs has no explorer link', async () => {
-      {
-        const off = await startService({ NODE_ENV: 'production' });
-        services.push(off);
-        const res = await htmlGet(off);
-        expect(res.text).not.toContain('id="graphiql"');
-        // Apollo's own landing page: its nonce policy in the page, only framing refused in the header, as before issue 16.
-        expect(res.status).toBe(200);
-        expect(res.headers['content-type']).toMatch(/^text\/html/);
-        expect(res.headers['content-security-policy']).toBe("frame-ancestors 'none';base-uri 'none';object-src 'none'");
-        expect(res.text).toMatch(/<meta http-equiv="Content-Security-Policy" content="script-src 'self' 'nonce-/);
-        expect((await off.api.post('/graphql').send({ query: '{ __typename }' })).body).toEqual({ data: { __typename: 'Query' } });
-        const docs = await off.api.get('/docs');
-        expect(docs.status).toBe(200);
-        expect(docs.text).not.toContain('href="/graphql"');
-      }
+    it('off in production: the browser GET /graphql is our page naming GRAPHQL_EXPLORER and GRAPHQL_INTROSPECTION; /docs has no explorer link', async () => {
+      const off = await startService({ NODE_ENV: 'production' });
+      services.push(off);
+      const res = await htmlGet(off);
+      expectPage(res, GUIDE_CSP);
+      expect(res.text).not.toContain('id="graphiql"');
+      expect(res.text).toContain('<h1>GraphQL explorer is off</h1>');
+      expect(res.text).toContain('<code>NODE_ENV=production</code>');
+      expect(res.text).toContain('<pre tabindex="0"><code>GRAPHQL_EXPLORER=true GRAPHQL_INTROSPECTION=true npm start</code></pre>');
+      expect(res.text).toContain('<code>npm run dev</code>');
+      expect(res.text).not.toContain('href="/graphql"'); // no link to itself in the bar
+      // The endpoint answers as before.
+      expect((await off.api.post('/graphql').send({ query: '{ __typename }' })).body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
+      const docs = await off.api.get('/docs');
+      expect(docs.status).toBe(200);
+      expect(docs.text).not.toContain('href="/graphql"');
     });
 
-    it('on in production with GRAPHQL_EXPLORER=true', async () => {
+    it('on in production with GRAPHQL_EXPLORER=true but introspection off: the page says to set GRAPHQL_INTROSPECTION=true', async () => {
       const on = await startService({ NODE_ENV: 'production', GRAPHQL_EXPLORER: 'true' });
+      services.push(on);
+      const res = await htmlGet(on);
+      expectPage(res, GUIDE_CSP);
+      expect(res.text).not.toContain('id="graphiql"');
+      expect(res.text).toContain('introspection is off');
+      expect(res.text).toContain('<pre tabindex="0"><code>GRAPHQL_INTROSPECTION=true npm start</code></pre>');
+      expect(res.text).not.toContain('GRAPHQL_EXPLORER=true');
+      // What GraphiQL would have met: the refused introspection query.
+      const introspection = await on.api.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
+      expect(introspection.body.errors?.[0]?.message).toMatch(/introspection/i);
+    });
+
+    it('on in production with GRAPHQL_EXPLORER=true and GRAPHQL_INTROSPECTION=true: GraphiQL, and introspection answers', async () => {
+      const on = await startService({ NODE_ENV: 'production', GRAPHQL_EXPLORER: 'true', GRAPHQL_INTROSPECTION: 'true' });
       services.push(on);
       const res = await htmlGet(on);
       expectPage(res, APP_CSP);
       expect(res.text).toContain('id="graphiql"');
+      const introspection = await on.api.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
+      expect(introspection.body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
     });
   });
 });

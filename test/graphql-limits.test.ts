@@ -182,7 +182,7 @@ describe('GraphQL schema details per environment', () => {
   it('development: introspection on, suggestions shown', async () => {
     const t = await startService({ NODE_ENV: 'development' });
     try {
-      expect((await post(t, { query: INTROSPECTION })).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+      expect((await post(t, { query: INTROSPECTION })).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } }, extensions: { cost: expect.any(Object) } });
       const typo = await post(t, { query: TYPO });
       expect(typo.body.errors![0]!.message).toMatch(/^Cannot query field "communitie" on type "Query"\. Did you mean "communities"/);
     } finally {
@@ -208,7 +208,7 @@ describe('GraphQL schema details per environment', () => {
         `Variable "$i" got invalid value { name: "x", handle: "${handle}", descripton: "x" }; Field "descripton" is not defined by type "CreateCommunityInput".`,
       ]);
       // __typename is not introspection of the schema: clients (Apollo Client) add it everywhere.
-      expect((await post(t, { query: '{ __typename }' })).body).toEqual({ data: { __typename: 'Query' } });
+      expect((await post(t, { query: '{ __typename }' })).body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
     } finally {
       await t.stop();
     }
@@ -217,7 +217,7 @@ describe('GraphQL schema details per environment', () => {
   it('production with GRAPHQL_INTROSPECTION=true: introspection and suggestions on', async () => {
     const t = await startService({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' });
     try {
-      expect((await post(t, { query: INTROSPECTION })).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+      expect((await post(t, { query: INTROSPECTION })).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } }, extensions: { cost: expect.any(Object) } });
       expect((await post(t, { query: TYPO })).body.errors![0]!.message).toMatch(/Did you mean "communities"/);
     } finally {
       await t.stop();

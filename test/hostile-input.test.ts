@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { accessToken, createKey, createTribe, signupUser, unique, type TestUser } from './factory.js';
-import { gql, sqlRows, startService, type TestService } from './support.js';
+import { gql, sqlRows, startService, withoutBudget, type TestService } from './support.js';
 
 /**
  * The input rule (issue 9, Input): on every surface a NUL or other C0 control character (tab, LF, CR allowed) or a
@@ -47,7 +47,7 @@ describe('hostile input', () => {
     it.each(HOSTILE)('answers 400 invalid_input for a displayName with %s and creates no user', async (_what, json) => {
       const email = `h_${unique()}@example.com`;
       const res = await t.api.post('/auth/signup').set('content-type', 'application/json').send(signupBody(json, email));
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input' } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) } });
       expect(await usersWith(email)).toBe(0);
     });
 
@@ -66,7 +66,7 @@ describe('hostile input', () => {
       expect(fits.status).toBe(201);
       const over = `over_${unique()}@example.com`;
       const long = await t.api.post('/auth/signup').send({ email: over, password: 'correct horse battery', username: `u_${unique()}`, displayName: EMOJI.repeat(81) });
-      expect({ status: long.status, body: long.body }).toEqual({ status: 400, body: { error: 'invalid_input' } });
+      expect({ status: long.status, body: long.body }).toEqual({ status: 400, body: { error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) } });
       expect(await usersWith(over)).toBe(0);
     });
 
@@ -76,7 +76,7 @@ describe('hostile input', () => {
       ['multipart/form-data; boundary=XyZ', '--XyZ\r\nContent-Disposition: form-data; name="email"\r\n\r\na@example.com\r\n--XyZ--\r\n'],
     ])('answers 415 unsupported_media_type for a %s body', async (type, raw) => {
       const res = await t.api.post('/auth/signup').set('content-type', type).send(raw);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 415, body: { error: 'unsupported_media_type' } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 415, body: { error: 'unsupported_media_type', message: expect.any(String), requestId: expect.any(String) } });
     });
 
     it('still takes a POST without a body, whatever its content type (logout)', async () => {
@@ -87,13 +87,13 @@ describe('hostile input', () => {
     it('answers 404 for a NUL or broken percent-encoding in a path parameter (GET /posts/{id})', async () => {
       for (const path of ['/posts/%00', '/posts/abc%01def', '/posts/%E0%A4%A', '/posts/%ED%A0%80']) {
         const res = await t.api.get(path).set('cookie', owner.cookie);
-        expect([path, res.status, res.body]).toEqual([path, 404, { error: 'not_found' }]);
+        expect([path, res.status, res.body]).toEqual([path, 404, { error: 'not_found', message: expect.any(String), requestId: expect.any(String) }]);
       }
     });
 
     it('answers 400 invalid_query for a NUL in a query parameter', async () => {
       const res = await t.api.get('/auth/me?x=%00').set('cookie', owner.cookie);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_query' } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_query', message: expect.any(String), requestId: expect.any(String) } });
     });
   });
 
@@ -107,7 +107,7 @@ describe('hostile input', () => {
         .set('cookie', owner.cookie)
         .set('content-type', 'application/json')
         .send(`{"name":${json},"scopes":["posts:read"]}`);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input' } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) } });
       expect(await keyCount()).toBe(before);
     });
 
@@ -115,7 +115,7 @@ describe('hostile input', () => {
       const before = await keyCount();
       for (const raw of ['{"name":"k","scopes":["posts:read","\\u0000"]}', '{"name":"k","scopes":["posts:read"],"x\\u0000":1}']) {
         const res = await t.api.post(`/communities/${tribe.handle}/api-keys`).set('cookie', owner.cookie).set('content-type', 'application/json').send(raw);
-        expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input' } });
+        expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) } });
       }
       expect(await keyCount()).toBe(before);
     });
@@ -128,13 +128,13 @@ describe('hostile input', () => {
 
     it('answers 415 for a form body and 404 for a NUL in a path parameter (api-keys, webhooks, mark-paid)', async () => {
       const form = await t.api.post(`/communities/${tribe.handle}/api-keys`).set('cookie', owner.cookie).type('form').send('name=k&scopes=posts:read');
-      expect({ status: form.status, body: form.body }).toEqual({ status: 415, body: { error: 'unsupported_media_type' } });
+      expect({ status: form.status, body: form.body }).toEqual({ status: 415, body: { error: 'unsupported_media_type', message: expect.any(String), requestId: expect.any(String) } });
       const path = await t.api.get('/communities/a%00b/api-keys').set('cookie', owner.cookie);
-      expect({ status: path.status, body: path.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+      expect({ status: path.status, body: path.body }).toEqual({ status: 404, body: { error: 'not_found', message: expect.any(String), requestId: expect.any(String) } });
       const webhooks = await t.api.get('/communities/a%00b/webhooks').set('cookie', owner.cookie);
-      expect({ status: webhooks.status, body: webhooks.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+      expect({ status: webhooks.status, body: webhooks.body }).toEqual({ status: 404, body: { error: 'not_found', message: expect.any(String), requestId: expect.any(String) } });
       const markPaid = await t.api.post(`/communities/${tribe.handle}/orders/%00/mark-paid`).set('cookie', owner.cookie);
-      expect({ status: markPaid.status, body: markPaid.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+      expect({ status: markPaid.status, body: markPaid.body }).toEqual({ status: 404, body: { error: 'not_found', message: expect.any(String), requestId: expect.any(String) } });
     });
   });
 
@@ -146,7 +146,7 @@ describe('hostile input', () => {
       const res = await send(`{"content":${json}}`);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
-        error: { code: 'invalid_input', message: expect.stringMatching(/^content: must not contain/), details: [{ field: 'content', message: expect.any(String) }] },
+        error: { code: 'invalid_input', message: expect.stringMatching(/^content: must not contain/), details: [{ field: 'content', message: expect.any(String) }], request_id: expect.any(String) },
       });
       expect(await postCount()).toBe(before);
     });
@@ -192,7 +192,7 @@ describe('hostile input', () => {
       const before = await postCount();
       const res = await t.api.post(`/v1/communities/${tribe.id}/posts`).set(bearer()).set('content-type', type).send(raw);
       expect(res.status).toBe(415);
-      expect(res.body).toEqual({ error: { code: 'unsupported_media_type', message: expect.any(String) } });
+      expect(res.body).toEqual({ error: { code: 'unsupported_media_type', message: expect.any(String), request_id: expect.any(String) } });
       expect(await postCount()).toBe(before);
     });
   });
@@ -210,7 +210,7 @@ describe('hostile input', () => {
       const before = await postCount();
       const res = await post(`{"query":${JSON.stringify(CREATE)},"variables":{"c":"${tribe.id}","i":{"content":${json}}}}`);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual(refusal('i.content'));
+      expect(withoutBudget(res.body)).toEqual(refusal('i.content'));
       expect(await postCount()).toBe(before);
     });
 
@@ -219,19 +219,19 @@ describe('hostile input', () => {
       const doc = `mutation { createPost(communityId: "${tribe.id}", input: { content: "a\\u0000b" }) { id } }`;
       const res = await post(JSON.stringify({ query: doc }));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual(refusal('input.content'));
+      expect(withoutBudget(res.body)).toEqual(refusal('input.content'));
       expect(await postCount()).toBe(before);
     });
 
     it('refuses a NUL or a lone surrogate in communities(search:), as a variable or a literal', async () => {
       const byVariable = await post(`{"query":"query($s: String){ communities(search: $s){ items { id } } }","variables":{"s":"a\\u0000"}}`);
-      expect([byVariable.status, byVariable.body]).toEqual([400, refusal('s')]);
+      expect([byVariable.status, withoutBudget(byVariable.body)]).toEqual([400, refusal('s')]);
       const surrogate = await post(`{"query":"query($s: String){ communities(search: $s){ items { id } } }","variables":{"s":${LONE_LOW}}}`);
-      expect([surrogate.status, surrogate.body]).toEqual([400, refusal('s')]);
+      expect([surrogate.status, withoutBudget(surrogate.body)]).toEqual([400, refusal('s')]);
       const literal = await post(JSON.stringify({ query: '{ communities(search: "\\u0000") { items { id } } }' }));
-      expect([literal.status, literal.body]).toEqual([400, refusal('search')]);
+      expect([literal.status, withoutBudget(literal.body)]).toEqual([400, refusal('search')]);
       const deflt = await post(JSON.stringify({ query: 'query($s: String = "x\\u001b"){ communities(search: $s){ items { id } } }' }));
-      expect([deflt.status, deflt.body]).toEqual([400, refusal('s')]);
+      expect([deflt.status, withoutBudget(deflt.body)]).toEqual([400, refusal('s')]);
     });
 
     it('answers BAD_USER_INPUT, not a 500, for a DateTime variable that is not a string (checked in the subgraph)', async () => {
@@ -287,6 +287,6 @@ describe('hostile input', () => {
 
   it('leaves the Stripe webhook reading any content type as raw bytes: its signature check answers, not 415', async () => {
     const res = await t.api.post('/webhooks/payments/stripe').set('content-type', 'text/plain').set('stripe-signature', 't=1,v1=00').send('x\u0000y');
-    expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_signature' } });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'invalid_signature', message: expect.any(String), requestId: expect.any(String) } });
   });
 });

@@ -128,7 +128,7 @@ describe('POST /media', () => {
     expect([good.status, good.body.contentType]).toEqual([201, 'image/png']);
     const before = await kept();
     const bad = await upload(cast.member, { kind: 'avatar' }, { bytes: Buffer.from('<?php system($_GET["c"]); ?> definitely a jpeg'), name: 'photo.jpg', type: 'image/jpeg' });
-    expect([bad.status, bad.body]).toEqual([400, { error: 'unsupported_type' }]);
+    expect([bad.status, bad.body]).toEqual([400, { error: 'unsupported_type', message: expect.any(String), requestId: expect.any(String) }]);
     expect(await kept()).toEqual(before);
   });
 
@@ -136,7 +136,7 @@ describe('POST /media', () => {
     const refused = async (res: request.Response | Promise<request.Response>, status: number, code: string) => {
       const before = await kept();
       const r = await res;
-      expect([r.status, r.body]).toEqual([status, { error: code }]);
+      expect([r.status, r.body]).toEqual([status, { error: code, message: expect.any(String), requestId: expect.any(String) }]);
       expect(await kept()).toEqual(before);
     };
 
@@ -222,23 +222,25 @@ describe('POST /media', () => {
   describe('tribes', () => {
     it('a post image of a tribe needs membership (an outsider 403, an unknown tribe 404); an avatar takes no tribe', async () => {
       const a = await upload(cast.outsider, { kind: 'post_image', communityId: cast.tribe.id }, { bytes: await png() });
-      expect([a.status, a.body]).toEqual([403, { error: 'forbidden' }]);
+      expect([a.status, a.body]).toEqual([403, { error: 'forbidden', message: expect.any(String), requestId: expect.any(String) }]);
       const b = await upload(cast.member, { kind: 'post_image', communityId: UNKNOWN_ID }, { bytes: await png() });
-      expect([b.status, b.body]).toEqual([404, { error: 'not_found' }]);
+      expect([b.status, b.body]).toEqual([404, { error: 'not_found', message: expect.any(String), requestId: expect.any(String) }]);
       const c = await upload(cast.member, { kind: 'avatar', communityId: cast.tribe.id }, { bytes: await png() });
-      expect([c.status, c.body]).toEqual([400, { error: 'invalid_input' }]);
+      expect([c.status, c.body]).toEqual([400, { error: 'invalid_input', message: expect.any(String), requestId: expect.any(String) }]);
       const d = await upload(cast.member, { kind: 'post_image', communityId: cast.tribe.id }, { bytes: await png() });
       expect([d.status, d.body.communityId]).toEqual([201, cast.tribe.id]);
     });
 
     it('a lesson video needs its tribe and the moderator role: a member 403, no communityId 400', async () => {
       const a = await upload(cast.member, { kind: 'lesson_video', communityId: cast.tribe.id }, { bytes: mp4(1000) });
-      expect([a.status, a.body]).toEqual([403, { error: 'forbidden' }]);
+      expect([a.status, a.body]).toEqual([403, { error: 'forbidden', message: expect.any(String), requestId: expect.any(String) }]);
       const b = await upload(cast.moderator, { kind: 'lesson_video' }, { bytes: mp4(1000) });
-      expect([b.status, b.body]).toEqual([400, { error: 'missing_field' }]);
+      expect([b.status, b.body]).toEqual([400, { error: 'missing_field', message: expect.any(String), requestId: expect.any(String) }]);
       const c = await upload(cast.moderator, { kind: 'lesson_video', communityId: cast.tribe.id }, { bytes: mp4(1000), name: 'intro.mov' });
       expect(c.status).toBe(201);
-      expect(c.body).toMatchObject({ kind: 'lesson_video', contentType: 'video/mp4', size: 1032, url: `/media/${c.body.id}/original`, thumbnailUrl: null });
+      expect(c.body).toMatchObject({ kind: 'lesson_video', contentType: 'video/mp4', size: 1032, path: `/media/${c.body.id}/original`, thumbnailUrl: null });
+      // A lesson video goes to viewers' signed URLs only: the upload answers one for its uploader.
+      expect(c.body.url).toMatch(new RegExp(`^/media/${c.body.id}/original\\?exp=\\d+&u=${cast.moderator.id}&sig=[A-Za-z0-9_-]{43}$`));
     });
   });
 });
@@ -252,17 +254,17 @@ describe('GET /media/{id}/{variant}', () => {
     video = res.body;
   });
 
-  it('serves the file with its ETag, immutable cache headers, nosniff and its length; HEAD sends no body', async () => {
+  it('serves the file with its ETag, its access rule\'s cache headers (a lesson video on no lesson: its uploader\'s signed URL, private), nosniff and its length; HEAD sends no body', async () => {
     const res = await fetchMedia(video.url);
     expect(res.status).toBe(200);
     expect((res.body as Buffer).equals(bytes)).toBe(true);
     expect(res.headers).toMatchObject({
       'content-type': 'video/mp4',
       'content-length': String(bytes.length),
-      'cache-control': 'public, max-age=31536000, immutable',
       'accept-ranges': 'bytes',
       'x-content-type-options': 'nosniff',
     });
+    expect(res.headers['cache-control']).toMatch(/^private, max-age=\d+$/);
     expect(res.headers.etag).toMatch(/^"[0-9a-f]{64}"$/);
     const head = await t.api.head(video.url);
     expect([head.status, head.headers['content-length'], head.headers.etag]).toEqual([200, String(bytes.length), res.headers.etag]);
@@ -305,16 +307,16 @@ describe('media of a private tribe', () => {
     expect(up.path).toBe(`/media/${up.id}/image`);
     const res = await fetchMedia(up.url);
     expect(res.status).toBe(200);
-    expect(res.headers['cache-control']).toMatch(/^private, max-age=(\d+), immutable$/);
+    expect(res.headers['cache-control']).toMatch(/^private, max-age=(\d+)$/);
     expect(Number(/max-age=(\d+)/.exec(res.headers['cache-control'])![1])).toBeLessThanOrEqual(600);
     expect((await fetchMedia(up.thumbnailUrl)).status).toBe(200);
   });
 
   it('refuses the bare path to anonymous callers (401) and outsiders (403); serves it to a member by cookie', async () => {
     const anonymous = await t.api.get(up.path);
-    expect([anonymous.status, anonymous.body]).toEqual([401, { error: 'unauthorized' }]);
+    expect([anonymous.status, anonymous.body]).toEqual([401, { error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) }]);
     const outsider = await t.api.get(up.path).set('cookie', secret.outsider.cookie);
-    expect([outsider.status, outsider.body]).toEqual([403, { error: 'forbidden' }]);
+    expect([outsider.status, outsider.body]).toEqual([403, { error: 'forbidden', message: expect.any(String), requestId: expect.any(String) }]);
     const member = await fetchMedia(up.path, secret.member2);
     expect([member.status, member.headers['cache-control']]).toEqual([200, 'private, max-age=0, must-revalidate']);
   });
@@ -322,14 +324,14 @@ describe('media of a private tribe', () => {
   it('refuses a tampered signature, a signature of another media, and an expired one', async () => {
     const tampered = up.url.replace(/sig=(.)/, (_m, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
     const a = await t.api.get(tampered);
-    expect([a.status, a.body]).toEqual([403, { error: 'invalid_signature' }]);
+    expect([a.status, a.body]).toEqual([403, { error: 'invalid_signature', message: expect.any(String), requestId: expect.any(String) }]);
     const other = await upload(secret.member, { kind: 'post_image', communityId: secret.tribe.id }, { bytes: await png() });
     const borrowed = `${up.path}?${other.body.url.split('?')[1]}`;
     expect((await t.api.get(borrowed)).status).toBe(403);
     clock.advance(601_000);
     try {
       const b = await t.api.get(up.url);
-      expect([b.status, b.body]).toEqual([403, { error: 'url_expired' }]);
+      expect([b.status, b.body]).toEqual([403, { error: 'url_expired', message: expect.any(String), requestId: expect.any(String) }]);
     } finally {
       clock.advance(-601_000);
     }

@@ -228,7 +228,7 @@ describe('mentions and internal events', () => {
         .set('cookie', w.owner.cookie)
         .send({ url: receiver.url(), events: ['post.mentioned'] });
       expect(refused.status).toBe(400);
-      expect(refused.body).toEqual({ error: 'no_events' });
+      expect(refused.body).toEqual({ error: 'no_events', message: expect.any(String), requestId: expect.any(String) });
       expect(await countOf(t, sql`select count(*)::int as n from webhook_endpoints where community_id = ${w.tribe.id}`)).toBe(0);
       const mixed = await registerEndpoint(t, w.owner, w.tribe.handle, { url: receiver.url(), events: ['post.created', ...INTERNAL_EVENTS] });
       expect(mixed.events).toEqual(['post.created']);

@@ -496,7 +496,21 @@ describe('notifications', () => {
   describe('the Agenda worker', () => {
     it('runs notifications.consume and notifications.event_reminders as repeating jobs: a new event and its reminder arrive by themselves', async () => {
       const worker = await startService(
-        { ...own, WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '100', WORKER_LOCK_LIFETIME_MS: '2000', WEBHOOK_TIMEOUT_MS: '1000', NOTIFICATIONS_INTERVAL_MS: '200', EVENT_REMINDER_INTERVAL_MS: '200' },
+        {
+          ...own,
+          WORKER_ENABLED: 'true',
+          WORKER_POLL_INTERVAL_MS: '100',
+          // A run may take seconds on a loaded CI machine: a short lock would expire under it.
+          WORKER_LOCK_LIFETIME_MS: '10000',
+          WEBHOOK_TIMEOUT_MS: '1000',
+          NOTIFICATIONS_INTERVAL_MS: '200',
+          EVENT_REMINDER_INTERVAL_MS: '200',
+          // The jobs this test is not about stay out of the way (each still runs once at start).
+          WEBHOOK_DRAIN_INTERVAL_MS: '3600000',
+          WEBHOOK_FANOUT_INTERVAL_MS: '3600000',
+          MAIL_SEND_INTERVAL_MS: '3600000',
+          VIDEO_TRANSCODE_INTERVAL_MS: '3600000',
+        },
         clock.now,
       );
       try {
@@ -506,20 +520,69 @@ describe('notifications', () => {
           { name: JOB_EVENT_REMINDERS, repeat_interval: '200' },
         ]);
         const w = await world();
-        const startsAt = new Date(clock.now().getTime() + 23 * HOUR);
+        // 25 hours ahead: out of the reminder's window while the member registers. Created inside it, the job could
+        // remind (nobody yet) between createEvent and register under load, and never again (once per event).
+        const startsAt = new Date(clock.now().getTime() + 25 * HOUR);
         const e = ok(await gql(worker, w.owner, Q.createEvent, {
           c: w.tribe.id,
           i: { title: `Soon ${unique()}`, eventType: 'online', startsAt: startsAt.toISOString(), endsAt: new Date(startsAt.getTime() + HOUR).toISOString() },
         })).createEvent.id;
         ok(await gql(worker, w.member, Q.register, { e }));
+        clock.advance(2 * HOUR); // 23 hours ahead: the next run reminds
         const kindsOf = async (u: TestUser) => (await nodes(u)).filter((n: any) => n.eventId === e).map((n: any) => n.kind).sort();
-        await waitFor(async () => (await kindsOf(w.member)).length === 2, 15_000, 'event_created and event_reminder from the worker');
+        try {
+          // Two seconds on an idle machine; under a full CI run's load it has taken more than 30.
+          await waitFor(async () => (await kindsOf(w.member)).length === 2, 75_000, 'event_created and event_reminder from the worker');
+        } catch (error) {
+          // What the worker did, so a timeout says which job did not run (or failed) and what it left.
+          const state = await sqlRows(worker, sql`select name, next_run_at, locked_at, last_run_at, last_finished_at, fail_reason
+            from agenda_jobs where name like 'notifications.%' order by name`);
+          const kinds = await kindsOf(w.member);
+          throw new Error(`${(error as Error).message}; member has ${JSON.stringify(kinds)}; db now ${JSON.stringify((await sqlRows(worker, sql`select now() as now`))[0])}; clock ${clock.now().toISOString()}; jobs ${JSON.stringify(state)}`);
+        }
         expect(await kindsOf(w.member)).toEqual(['event_created', 'event_reminder']);
         expect(await kindsOf(w.member2)).toEqual(['event_created']);
         expect(await kindsOf(w.owner)).toEqual([]);
       } finally {
         await worker.stop();
       }
-    }, 60_000);
+    }, 120_000);
+
+    it('wakes on an outbox event: a comment reaches the post\'s author with the polled job an hour away (issue 32)', async () => {
+      const hour = '3600000';
+      const worker = await startService(
+        {
+          ...own,
+          WORKER_ENABLED: 'true',
+          WORKER_LOCK_LIFETIME_MS: '10000',
+          WEBHOOK_TIMEOUT_MS: '1000',
+          NOTIFICATIONS_INTERVAL_MS: hour,
+          EVENT_REMINDER_INTERVAL_MS: hour,
+          WEBHOOK_DRAIN_INTERVAL_MS: hour,
+          WEBHOOK_FANOUT_INTERVAL_MS: hour,
+          MAIL_SEND_INTERVAL_MS: hour,
+          VIDEO_TRANSCODE_INTERVAL_MS: hour,
+        },
+        clock.now,
+      );
+      try {
+        const w = await world();
+        // The polled job's run at start is over and its next run an hour away: from here on, only the outbox signal
+        // can run the consumer.
+        const nextPoll = async () => new Date((await sqlRows(worker, sql`select next_run_at from agenda_jobs where name = ${JOB_NOTIFICATIONS_CONSUME}`))[0].next_run_at).getTime();
+        await waitFor(async () => (await nextPoll()) > Date.now() + 50 * 60 * 1000, 30_000, 'the consumer job\'s run at start');
+        const comment = ok(await gql(worker, w.member, Q.comment, { p: w.post, i: { content: 'live' } })).createComment.id;
+        const answeredAt = Date.now();
+        // Milliseconds on an idle machine; the bound is for a loaded CI run, far below the job's hour.
+        await waitFor(async () => (await nodes(w.owner)).some((n: any) => n.commentId === comment), 30_000, 'the reply notification');
+        console.log(`outbox signal: the notification was there ${Date.now() - answeredAt} ms after createComment answered`);
+        expect((await nodes(w.owner)).filter((n: any) => n.commentId === comment)).toEqual([
+          expect.objectContaining({ kind: 'reply', actors: [{ id: w.member.id }], postId: w.post }),
+        ]);
+        expect(await nextPoll()).toBeGreaterThan(Date.now() + 50 * 60 * 1000); // the poll did not run it
+      } finally {
+        await worker.stop();
+      }
+    }, 120_000);
   });
 });

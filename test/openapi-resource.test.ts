@@ -90,7 +90,8 @@ describe('resource API OpenAPI document (issue 16)', () => {
     expect(res.body).toEqual(doc);
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.components.securitySchemes.BearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }));
-    expect(res.body.security).toEqual([{ BearerAuth: [] }]);
+    expect(res.body.security).toEqual([{ BearerAuth: [] }, { PersonalApiKey: [] }]);
+    expect(res.body.components.securitySchemes.PersonalApiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringContaining('svc_pk_') }));
   });
 
   it('passes redocly lint (a valid OpenAPI 3.1 document)', () => {

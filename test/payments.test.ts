@@ -238,7 +238,7 @@ describe('payments', () => {
       const raw = JSON.stringify(stripeEvent(order.id));
       const res = await deliver(raw, make(raw));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_signature' });
+      expect(res.body).toEqual({ error: 'invalid_signature', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(s, event.id, order.id);
     });
 
@@ -256,18 +256,18 @@ describe('payments', () => {
       const evt = stripeEvent(UNKNOWN_ID);
       const res = await deliver(evt);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'unknown_order' });
+      expect(res.body).toEqual({ error: 'unknown_order', message: expect.any(String), requestId: expect.any(String) });
       expect(await countOf(t, sql`select count(*)::int as n from payment_provider_events where event_id = ${evt.id}`)).toBe(0);
-      expect((await deliver(stripeEvent('not-a-uuid'))).body).toEqual({ error: 'unknown_order' });
-      expect((await deliver(stripeEvent(42))).body).toEqual({ error: 'unknown_order' });
+      expect((await deliver(stripeEvent('not-a-uuid'))).body).toEqual({ error: 'unknown_order', message: expect.any(String), requestId: expect.any(String) });
+      expect((await deliver(stripeEvent(42))).body).toEqual({ error: 'unknown_order', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 400 missing_order_id when the metadata has no order id', async () => {
       const { s, event, order } = await pendingOrder();
       const res = await deliver(stripeEvent(order.id, { object: { metadata: {} } }));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'missing_order_id' });
-      expect((await deliver(stripeEvent(order.id, { object: { metadata: null } }))).body).toEqual({ error: 'missing_order_id' });
+      expect(res.body).toEqual({ error: 'missing_order_id', message: expect.any(String), requestId: expect.any(String) });
+      expect((await deliver(stripeEvent(order.id, { object: { metadata: null } }))).body).toEqual({ error: 'missing_order_id', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(s, event.id, order.id);
     });
 
@@ -281,7 +281,7 @@ describe('payments', () => {
       const before = await countOf(t, sql`select count(*)::int as n from payment_provider_events`);
       const res = await deliver(raw);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_payload' });
+      expect(res.body).toEqual({ error: 'invalid_payload', message: expect.any(String), requestId: expect.any(String) });
       expect(await countOf(t, sql`select count(*)::int as n from payment_provider_events`)).toBe(before);
     });
 
@@ -295,7 +295,7 @@ describe('payments', () => {
       const { s, event, order } = await pendingOrder();
       const res = await deliver(stripeEvent(order.id, { object }));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'amount_mismatch' });
+      expect(res.body).toEqual({ error: 'amount_mismatch', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(s, event.id, order.id);
     });
 
@@ -323,7 +323,7 @@ describe('payments', () => {
       await sqlRows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
       const res = await deliver(stripeEvent(order.id));
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'order_not_payable' });
+      expect(res.body).toEqual({ error: 'order_not_payable', message: expect.any(String), requestId: expect.any(String) });
       expect(await registrations(event.id)).toEqual([]);
       expect(await paidEvents(s.tribe.id, order.id)).toEqual([]);
       expect(await providerEvents(order.id)).toBe(0);
@@ -332,7 +332,7 @@ describe('payments', () => {
     it('answers 413 for a body over the size limit', async () => {
       const res = await deliver(JSON.stringify({ pad: 'x'.repeat(200 * 1024) }));
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ error: 'payload_too_large' });
+      expect(res.body).toEqual({ error: 'payload_too_large', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 503 payments_not_configured when STRIPE_WEBHOOK_SECRET is unset, and changes nothing', async () => {
@@ -342,7 +342,7 @@ describe('payments', () => {
       const raw = JSON.stringify(stripeEvent(order.id));
       const res = await request(bare).post(STRIPE).set('content-type', 'application/json').set('stripe-signature', signature(raw, nowSeconds())).send(raw);
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ error: 'payments_not_configured' });
+      expect(res.body).toEqual({ error: 'payments_not_configured', message: expect.any(String) }); // the router alone: no request id middleware before it
       await expectUntouched(s, event.id, order.id);
     });
   });
@@ -406,7 +406,7 @@ describe('payments', () => {
       const { s, event, order } = await pendingOrder();
       const res = await markPaidRest(s.tribe.handle, order.id, s[role].cookie);
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'forbidden' });
+      expect(res.body).toEqual({ error: 'forbidden', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(s, event.id, order.id);
     });
 
@@ -414,7 +414,7 @@ describe('payments', () => {
       const { s, event, order } = await pendingOrder();
       const res = await markPaidRest(s.tribe.handle, order.id);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'unauthorized' });
+      expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(s, event.id, order.id);
     });
 
@@ -425,13 +425,13 @@ describe('payments', () => {
       const order = (await register(b.tribe.id, event.id, b.member)).body.data.order;
       const res = await markPaidRest(a.tribe.handle, order.id, a.owner.cookie);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       await expectUntouched(b, event.id, order.id);
     });
 
     it('answers 404 for an unknown order, an order id that is not a UUID and an unknown tribe', async () => {
       const s = await staffedTribe(t, cast);
-      expect((await markPaidRest(s.tribe.handle, randomUUID(), s.owner.cookie)).body).toEqual({ error: 'not_found' });
+      expect((await markPaidRest(s.tribe.handle, randomUUID(), s.owner.cookie)).body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       expect((await markPaidRest(s.tribe.handle, 'nope', s.owner.cookie)).status).toBe(404);
       expect((await markPaidRest(`no-such-${unique()}`, randomUUID(), s.owner.cookie)).status).toBe(404);
     });
@@ -441,7 +441,7 @@ describe('payments', () => {
       await sqlRows(t, sql`update orders set status = 'refunded' where id = ${order.id}`);
       const res = await markPaidRest(s.tribe.handle, order.id, s.owner.cookie);
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'order_not_payable' });
+      expect(res.body).toEqual({ error: 'order_not_payable', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('agrees with the GraphQL markOrderPaid of the manual provider', async () => {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
+import { revokeStaff } from '../subgraphs/platform/index.js';
 import { actor, createKey, createPost, createTribe, crew, join, seedOrder, signupUser, staffedTribe, unique, type Actor, type TestUser } from './factory.js';
 import {
   ManualClock,
@@ -59,24 +60,44 @@ async function tokens(t: TestService, user: TestUser) {
   return { access: res.body.data.access_token as string, refresh: res.body.data.refresh_token as string };
 }
 
+/**
+ * Verifies `who`'s address as a user does: requestEmailVerification, then verifyEmail with the token of the mail
+ * (without SMTP_URL the mail stays in mail_outbox, body included, until the mail job logs it).
+ */
+async function verifyAddress(t: TestService, who: { cookie: string; email: string }): Promise<void> {
+  ok(await gql(t, who, 'mutation { requestEmailVerification }'));
+  const [mail] = await sqlRows(t, sql`select text_body from mail_outbox where lower(to_address) = lower(${who.email}) order by created_at desc limit 1`);
+  const token = /verify-email\?token=([A-Za-z0-9_-]{43})/.exec(String(mail?.text_body))?.[1];
+  expect(token).toBeDefined();
+  expect(ok(await gql(t, who, 'mutation($t: String!){ verifyEmail(token: $t){ emailVerified } }', { t: token })).verifyEmail.emailVerified).toBe(true);
+}
+
 describe('platform administration', () => {
   let t: TestService;
   const clock = movableClock();
   let staff: TestUser;
   let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  // Listed in PLATFORM_ADMIN_EMAILS, with no account at start-up.
+  const laterEmail = `later-${unique()}@example.com`;
+  const laterIdpEmail = `later-idp-${unique()}@example.com`;
+  const revokedEmail = `revoked-${unique()}@example.com`;
 
   beforeAll(async () => {
     // The staff account exists before the service starts, as an operator's would.
     const first = await startService();
     try {
       staff = await signupUser(first);
+      await verifyAddress(first, staff);
     } finally {
       await first.stop();
     }
     const pair = await generateKeyPair('RS256', { extractable: true });
     privateKey = pair.privateKey;
     t = await startService(
-      { PLATFORM_ADMIN_EMAILS: ` other-${unique()}@example.com , ${staff.email.toUpperCase()} `, IDP_JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey) },
+      {
+        PLATFORM_ADMIN_EMAILS: ` ${laterEmail} , ${staff.email.toUpperCase()},${laterIdpEmail}, ${revokedEmail} `,
+        IDP_JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
+      },
       clock.now,
     );
   }, 60_000);
@@ -99,6 +120,36 @@ describe('platform administration', () => {
       expect(await sqlRows(t, sql`select action, actor_id, details from platform_audit_log where target_id = ${staff.id}`)).toEqual([
         { action: 'staff.grant', actor_id: null, details: { by: 'config' } },
       ]);
+    });
+
+    it('an address of PLATFORM_ADMIN_EMAILS that signs up after start-up is staff once verified (anyone may sign up with any address), recorded as a config grant', async () => {
+      const res = await t.api.post('/auth/signup').send({ email: laterEmail.toUpperCase(), password: 'correct horse battery', username: `later_${unique()}`, displayName: 'Later' });
+      expect(res.status).toBe(201);
+      const cookie = (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('svc_session='))!.split(';')[0];
+      expect(failure(await gql(t, { cookie }, STATS)).code).toBe('FORBIDDEN');
+      expect(await sqlRows(t, sql`select user_id from platform_staff where user_id = ${res.body.user.id}`)).toEqual([]);
+      await verifyAddress(t, { cookie, email: laterEmail });
+      expect(ok(await gql(t, { cookie }, STATS)).platformStats.users).toBeGreaterThan(0);
+      expect(await sqlRows(t, sql`select granted_by from platform_staff where user_id = ${res.body.user.id}`)).toEqual([{ granted_by: 'config' }]);
+      expect(await sqlRows(t, sql`select action, actor_id, details from platform_audit_log where target_id = ${res.body.user.id}`)).toEqual([
+        { action: 'staff.grant', actor_id: null, details: { by: 'config' } },
+      ]);
+    });
+
+    it('an address of PLATFORM_ADMIN_EMAILS provisioned by the identity provider after start-up is staff on its first request', async () => {
+      const cookie = `__session=${await idpToken(laterIdpEmail, `idp|${unique()}`)}`;
+      expect(ok(await gql(t, { cookie }, '{ me { isPlatformStaff } }')).me).toEqual({ isPlatformStaff: true });
+    });
+
+    it('a listed account whose staff was revoked is not granted again before the next start-up; an unlisted one never', async () => {
+      const res = await t.api.post('/auth/signup').send({ email: revokedEmail, password: 'correct horse battery', username: `revoked_${unique()}`, displayName: 'Revoked' });
+      const cookie = (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('svc_session='))!.split(';')[0];
+      await verifyAddress(t, { cookie, email: revokedEmail });
+      expect(ok(await gql(t, { cookie }, STATS)).platformStats.users).toBeGreaterThan(0);
+      expect(await revokeStaff(t.deps, revokedEmail)).toMatchObject({ revoked: true });
+      expect(failure(await gql(t, { cookie }, STATS)).code).toBe('FORBIDDEN');
+      expect(await sqlRows(t, sql`select user_id from platform_staff where user_id = ${res.body.user.id}`)).toEqual([]);
+      expect(failure(await gql(t, await signupUser(t), STATS)).code).toBe('FORBIDDEN');
     });
 
     describe('staff-only operations, by role (owner, admin, moderator, member of a tribe, outsider, anonymous)', () => {
@@ -199,7 +250,7 @@ describe('platform administration', () => {
       // Sign-in on both surfaces.
       const login = await t.api.post('/auth/login').send({ email: victim.email, password: victim.password });
       expect(login.status).toBe(403);
-      expect(login.body).toEqual({ error: 'account_suspended' });
+      expect(login.body).toEqual({ error: 'account_suspended', message: expect.any(String), requestId: expect.any(String) });
       const apiLogin = await t.api.post('/v1/auth/login').send({ email: victim.email, password: victim.password });
       expect(apiLogin.status).toBe(403);
       expect(apiLogin.body.error.code).toBe('account_suspended');
@@ -282,7 +333,7 @@ describe('platform administration', () => {
       // Application REST route (control plane).
       const newKey = await t.api.post(`/communities/${tribe.handle}/api-keys`).set('cookie', owner.cookie).send({ name: 'k', scopes: ['posts:read'] });
       expect(newKey.status).toBe(403);
-      expect(newKey.body).toEqual({ error: 'community_suspended' });
+      expect(newKey.body).toEqual({ error: 'community_suspended', message: expect.any(String), requestId: expect.any(String) });
 
       // Nobody joins a suspended tribe.
       const outsider = await signupUser(t);
@@ -395,6 +446,7 @@ describe('platformStats', () => {
     const first = await startService();
     try {
       staff = await signupUser(first);
+      await verifyAddress(first, staff);
     } finally {
       await first.stop();
     }

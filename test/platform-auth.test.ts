@@ -107,7 +107,7 @@ describe('Platform API authentication and routing', () => {
       ] as const) {
         const res = await t.api[method](path).set('authorization', `Bearer ${key.key}`);
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ error: 'unauthorized' });
+        expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       }
     });
 

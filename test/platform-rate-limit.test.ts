@@ -112,8 +112,8 @@ describe('Platform API rate limit (in memory, per process)', () => {
 });
 
 describe('Platform API rate limit configuration', () => {
-  it('defaults to 120 per minute, on, in memory', () => {
-    expect(loadConfig({}).rateLimit).toEqual({ enabled: true, perMinute: 120, redisUrl: undefined });
+  it('defaults to 120 per minute, on, in memory, and 10 live keys per tribe', () => {
+    expect(loadConfig({}).rateLimit).toEqual({ enabled: true, perMinute: 120, redisUrl: undefined, keysPerTribe: 10 });
   });
 
   it('names every bad rate-limit variable at once', () => {

@@ -89,6 +89,32 @@ async function serviceProcess(): Promise<{ child: ChildProcess; port: number }> 
     expect(received.error).toBeNull();
   }, 60_000);
 
+  it('closes a socket on process B with 4401 when its session signs out through process A, before any later push', async () => {
+    const { users, conversation } = await conversationOf(2);
+    const [sender, reader] = users;
+    const login = await a.api.post('/auth/login').send({ email: reader.email, password: reader.password });
+    const otherCookie = String(login.headers['set-cookie'][0]).split(';')[0];
+    const NOTIFICATIONS = 'subscription { notificationAdded { id kind } }';
+    const ended = wsConnect(`ws://127.0.0.1:${b.port}/graphql`, { cookie: reader.cookie });
+    const kept = wsConnect(`ws://127.0.0.1:${b.port}/graphql`, { cookie: otherCookie });
+    open.push(ended, kept);
+    await Promise.all([ended.acknowledged, kept.acknowledged]);
+    const onEnded = subscribe(ended, NOTIFICATIONS);
+    const onKept = subscribe(kept, NOTIFICATIONS);
+    await sendUntilReceived(sender, conversation.id, onEnded);
+    await waitFor(() => onKept.events.length > 0, 10_000, 'the first notification on the other session');
+    const before = onEnded.events.length;
+    expect((await a.api.post('/auth/logout').set('cookie', reader.cookie)).status).toBe(200);
+    ok(await gql(a, sender, SEND, { c: conversation.id, b: 'after the sign-out' }));
+    const code = await Promise.race([ended.closed.then((c) => c.code), new Promise((resolve) => setTimeout(() => resolve('open'), 5_000))]);
+    expect(code).toBe(4401);
+    // The other session's socket on B hears the later message's notification; the closed one heard nothing more.
+    const keptBefore = onKept.payloads.length;
+    ok(await gql(a, sender, SEND, { c: conversation.id, b: 'once more' }));
+    await waitFor(() => onKept.payloads.length > keptBefore, 10_000, 'a push to the other session');
+    expect(onEnded.events.length).toBe(before);
+  }, 60_000);
+
   it('re-establishes its LISTEN after the connection is cut (as by a database restart), pushes the current unread counts, and delivers again', async () => {
     const { users, conversation } = await conversationOf(2);
     const [sender, reader] = users;

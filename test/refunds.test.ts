@@ -246,7 +246,7 @@ describe('refunds', () => {
       const early = stripeEvent('charge.refunded', chargeObject({ pi: 'pi_x', ch: `ch_${unique()}` }, PRICE, null, { metadata: { order_id: orderId } }));
       const res = await deliver(early);
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'order_not_refundable' });
+      expect(res.body).toEqual({ error: 'order_not_refundable', message: expect.any(String), requestId: expect.any(String) });
       expect(await orderRow(orderId)).toMatchObject({ status: 'pending', refunded_cents: 0 });
       expect(await providerEvents(orderId)).toBe(0);
       await payByStripe(orderId);
@@ -266,7 +266,7 @@ describe('refunds', () => {
       const pay = await payByStripe(orderId);
       const res = await deliver(stripeEvent('refund.created', object(pay)));
       expect(res.status).toBe(status);
-      expect(res.body).toEqual({ error: code });
+      expect(res.body).toEqual({ error: code, message: expect.any(String), requestId: expect.any(String) });
       expect(await orderRow(orderId)).toMatchObject({ status: 'paid', refunded_cents: 0 });
       expect(await refundRows(orderId)).toEqual([]);
       expect(await refundedEvents(s.tribe.id, orderId)).toEqual([]);
@@ -278,7 +278,7 @@ describe('refunds', () => {
       const pay = await payByStripe(orderId);
       const res = await deliver(stripeEvent('refund.created', refundObject(pay, 're_forged', PRICE)), { header: `t=${nowSeconds()},v1=${'0'.repeat(64)}` });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_signature' });
+      expect(res.body).toEqual({ error: 'invalid_signature', message: expect.any(String), requestId: expect.any(String) });
       expect(await orderRow(orderId)).toMatchObject({ status: 'paid', refunded_cents: 0 });
     });
   });

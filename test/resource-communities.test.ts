@@ -57,6 +57,14 @@ describe('resource API communities', () => {
           viewer_role: 'owner',
           created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
           updated_at: expect.any(String),
+          // The full object (docs/communities.md): the creator is the owner, so the automod part is shown.
+          settings: {
+            visibility: 'public',
+            join_policy: 'open',
+            default_post_visibility: 'public',
+            moderation: { blocked_words: [], blocked_domains: [], new_member_post_limit: 1000, require_approval: false },
+          },
+          metadata: {},
         },
       });
       const id = res.body.data.id;

@@ -1,19 +1,30 @@
-// Jest's own order (failed first, then slowest first by the last run's timings, else largest file first), with the
-// costliest files ahead when Jest has no timings yet (a fresh clone, as on CI): first the processes tier (the
-// longest files), then the files that open embedded PGlite (seconds of CPU each). A long file started last would
-// lengthen the whole run while the other workers sit idle.
+// Jest's own order (failed first, then slowest first by the last run's timings, else largest file first), with two
+// changes for a 2-core CI machine:
+// - the files of the processes tier (each starts processes of its own: servers, subgraphs, workers, Chromium) are
+//   spread over the run, one after every few other files, instead of all at the start: four of them side by side
+//   start dozens of processes at once, and their start-up waits time out while the cores are saturated;
+// - the files that open embedded PGlite (seconds of CPU each) come before the other service files, so a long file
+//   does not start last and lengthen the whole run while the other workers sit idle.
 const Sequencer = require('@jest/test-sequencer').default;
 
-const rank = (test) => {
-  if (test.context.config.displayName?.name === 'processes') return 0;
-  if (/pglite/i.test(test.path)) return 1;
-  return 2;
-};
+const isProcesses = (test) => test.context.config.displayName?.name === 'processes';
+const isPglite = (test) => /pglite/i.test(test.path);
 
-class CostliestFirst extends Sequencer {
+class SpreadProcesses extends Sequencer {
   sort(tests) {
-    return [...super.sort(tests)].sort((a, b) => rank(a) - rank(b));
+    const ordered = [...super.sort(tests)];
+    const processes = ordered.filter(isProcesses);
+    const rest = [...ordered.filter((t) => !isProcesses(t) && isPglite(t)), ...ordered.filter((t) => !isProcesses(t) && !isPglite(t))];
+    // One processes file, then `spacing` others: with 4 workers, one or two processes files run at a time, and the
+    // last of them starts two thirds into the list (a long one started at the very end would lengthen the run).
+    const spacing = processes.length === 0 ? 0 : Math.max(2, Math.floor((2 / 3) * (rest.length / processes.length)));
+    const out = [];
+    while (processes.length > 0 || rest.length > 0) {
+      if (processes.length > 0) out.push(processes.shift());
+      out.push(...rest.splice(0, spacing || rest.length));
+    }
+    return out;
   }
 }
 
-module.exports = CostliestFirst;
+module.exports = SpreadProcesses;

@@ -89,12 +89,12 @@ describe('sign-in throttling', () => {
       await fail(attacker, user, PER_ACCOUNT_ADDRESS);
       const refused = await appLogin(attacker, user.email, WRONG);
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ error: 'too_many_attempts' });
+      expect(refused.body).toEqual({ error: 'too_many_attempts', message: expect.any(String), requestId: expect.any(String) });
       expect(retryAfterOf(refused)).toBeGreaterThan(WINDOW_SECONDS - 60);
       expect(retryAfterOf(refused)).toBeLessThanOrEqual(WINDOW_SECONDS);
       const right = await appLogin(attacker, user.email.toUpperCase(), user.password);
       expect(right.status).toBe(429);
-      expect(right.body).toEqual({ error: 'too_many_attempts' });
+      expect(right.body).toEqual({ error: 'too_many_attempts', message: expect.any(String), requestId: expect.any(String) });
       expect(right.headers['set-cookie']).toBeUndefined();
     });
 
@@ -139,7 +139,7 @@ describe('sign-in throttling', () => {
       expect((await appLogin(late, user.email, WRONG)).status).toBe(401);
       const second = await appLogin(late, user.email, WRONG);
       expect(second.status).toBe(429);
-      expect(second.body).toEqual({ error: 'too_many_attempts' });
+      expect(second.body).toEqual({ error: 'too_many_attempts', message: expect.any(String), requestId: expect.any(String) });
       expect(retryAfterOf(second)).toBeGreaterThan(0);
       expect((await appLogin(freshAddress(), user.email, user.password)).status).toBe(200);
       // An attacker's address stays refused, the right password included.
@@ -155,7 +155,7 @@ describe('sign-in throttling', () => {
       expect(answers).toEqual(times(PER_ADDRESS, 401));
       const refused = await appLogin(sprayer, user.email, user.password);
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ error: 'too_many_attempts' });
+      expect(refused.body).toEqual({ error: 'too_many_attempts', message: expect.any(String), requestId: expect.any(String) });
       expect(retryAfterOf(refused)).toBeGreaterThan(0);
       expect((await appLogin(freshAddress(), user.email, user.password)).status).toBe(200);
     });
@@ -177,7 +177,7 @@ describe('sign-in throttling', () => {
       const refused = await resourceLogin(attacker, user.email, user.password);
       expect(refused.status).toBe(429);
       expect(refused.body).toEqual({
-        error: { code: 'too_many_attempts', message: expect.any(String), details: { retryAfterSeconds: retryAfterOf(refused) } },
+        error: { code: 'too_many_attempts', message: expect.any(String), details: { retryAfterSeconds: retryAfterOf(refused) }, request_id: expect.any(String) },
       });
       expect(retryAfterOf(refused)).toBeGreaterThan(WINDOW_SECONDS - 60);
       const owner = await resourceLogin(freshAddress(), user.email, user.password);
@@ -223,8 +223,41 @@ describe('sign-in throttling', () => {
       );
       expect(refused.body.errors[0].extensions.details.retryAfterSeconds).toBeGreaterThan(0);
       expect(refused.body.errors[0].extensions.details.retryAfterSeconds).toBeLessThanOrEqual(WINDOW_SECONDS);
-      expect((await reset(freshAddress(), token)).body).toEqual({ data: { resetPassword: true } });
+      expect((await reset(freshAddress(), token)).body).toEqual({ data: { resetPassword: true }, extensions: { cost: expect.any(Object) } });
       expect((await appLogin(freshAddress(), user.email, 'a brand new password')).status).toBe(200);
+    });
+  });
+
+  describe('changePassword (GraphQL, signed in)', () => {
+    const CHANGE = 'mutation($c: String!, $n: String!){ changePassword(currentPassword: $c, newPassword: $n) }';
+    /** changePassword with the user's session cookie, from the client address `from`. */
+    const change = (from: string, user: TestUser, current: string) =>
+      new Promise<Answer>((resolve, reject) => {
+        const payload = JSON.stringify({ query: CHANGE, variables: { c: current, n: 'a brand new password' } });
+        const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), cookie: user.cookie };
+        const req = httpRequest({ host: '127.0.0.1', port, localAddress: from, method: 'POST', path: '/graphql', headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    const reasonOf = (res: Answer) => res.body.errors?.[0]?.extensions?.reason ?? 'ok';
+
+    it('counts wrong current passwords as sign-in failures: a stolen session cannot guess the password past the limit', async () => {
+      const user = await signupUser(t);
+      const thief = freshAddress();
+      const reasons: unknown[] = [];
+      for (let i = 0; i < PER_ACCOUNT_ADDRESS; i += 1) reasons.push(reasonOf(await change(thief, user, WRONG)));
+      expect(reasons).toEqual(times(PER_ACCOUNT_ADDRESS, 0).map(() => 'wrong_password'));
+      // The next one is refused before any password work, the right password included; the sign-in counter is the same.
+      const refused = await change(thief, user, user.password);
+      expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', reason: 'too_many_attempts' });
+      expect((await appLogin(thief, user.email, user.password)).status).toBe(429);
+      // The owner, elsewhere, still changes the password.
+      expect((await change(freshAddress(), user, user.password)).body.data).toEqual({ changePassword: true });
     });
   });
 });

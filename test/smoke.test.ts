@@ -50,7 +50,7 @@ describe('GraphQL transport errors', () => {
   it('answers unknown Application routes with a flat 404', async () => {
     const res = await t.api.get('/nope');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'not_found' });
+    expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
   });
 
   it('puts a request id on every response, keeping a sane one the client sent', async () => {

@@ -192,7 +192,7 @@ onPostgres('split deployment: two gateways, a process per subgraph, two workers,
     const rest = await gateway(0).api.get(`/v1/communities/${tribe.id}/events`).set('authorization', `Bearer ${token}`);
     expect(rest.status).toBe(503);
     expect(rest.headers['retry-after']).toBeDefined();
-    expect(rest.body).toEqual({ error: { code: 'service_unavailable', message: expect.any(String) } });
+    expect(rest.body).toEqual({ error: { code: 'service_unavailable', message: expect.any(String), request_id: expect.any(String) } });
     const key = await createKey(gateway(1), owner, tribe.handle, ['events:read', 'community:read']);
     const platform = await platformGet(gateway(0), '/v1/events', key.key);
     expect(platform.status).toBe(503);

@@ -48,6 +48,17 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS: '1000000',
     SIGN_IN_FAILURES_PER_ACCOUNT: '1000000',
     SIGN_IN_FAILURES_PER_ADDRESS: '1000000',
+    // Files upload many images a minute as one user: test/upload-limits.test.ts sets the upload limits it tests.
+    MEDIA_UPLOADS_PER_MINUTE: '1000000',
+    MEDIA_DAILY_UPLOAD_MB: '100000000',
+    // Files mint many API keys in one tribe: test/concurrency-limits.test.ts sets the cap it tests.
+    API_KEYS_PER_TRIBE: '10000',
+    // Every file sends GraphQL from 127.0.0.1, anonymous or as a few users, some of it costly on purpose:
+    // test/graphql-rate-limit.test.ts sets the GraphQL cost budgets it tests.
+    GRAPHQL_COST_MAX_USER: '1000000000',
+    GRAPHQL_COST_RESTORE_USER: '1000000000',
+    GRAPHQL_COST_MAX_ANONYMOUS: '1000000000',
+    GRAPHQL_COST_RESTORE_ANONYMOUS: '1000000000',
     ...overrides,
   });
 }
@@ -138,11 +149,23 @@ export async function eventsOf(t: TestService, communityId: string, type: string
 }
 
 /** Runs a GraphQL operation as the given user (a `svc_session` cookie) or anonymously. */
+/**
+ * A GraphQL answer without the budget every answer reports (`extensions.cost`, which each request lowers): files that
+ * compare whole answers compare what they are about; test/graphql-rate-limit.test.ts checks the budget itself.
+ */
+export function withoutBudget<T>(body: T): T {
+  const extensions = (body as { extensions?: Record<string, unknown> } | null)?.extensions;
+  if (!extensions || !('cost' in extensions)) return body;
+  const { cost: _cost, ...rest } = extensions;
+  const { extensions: _extensions, ...answer } = body as Record<string, unknown>;
+  return (Object.keys(rest).length ? { ...answer, extensions: rest } : answer) as T;
+}
+
 export async function gql(t: TestService, user: { cookie: string } | null, query: string, variables: Record<string, unknown> = {}) {
   const req = t.api.post('/graphql').set('content-type', 'application/json');
   if (user) req.set('cookie', user.cookie);
   const res = await req.send({ query, variables });
-  return res.body as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, any> }> };
+  return withoutBudget(res.body) as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, any> }> };
 }
 
 export type GqlResult = Awaited<ReturnType<typeof gql>>;
@@ -185,8 +208,18 @@ export class ManualClock {
 /** A clock the test moves: real time plus an offset, so tokens issued "now" stay valid. */
 export function movableClock() {
   let offsetMs = 0;
+  let held: Date | undefined;
   return {
-    now: () => new Date(Date.now() + offsetMs),
+    now: () => held ?? new Date(Date.now() + offsetMs),
+    /** Stops the clock at its current instant until `release` (a window's edge then stays an edge however long a request takes). */
+    hold() {
+      held = new Date(Date.now() + offsetMs);
+      return held;
+    },
+    release() {
+      if (held) offsetMs = held.getTime() - Date.now();
+      held = undefined;
+    },
     advance(ms: number) {
       offsetMs += ms;
     },

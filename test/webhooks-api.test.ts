@@ -7,7 +7,7 @@ import { gql, plantedResolver, sqlRows, startWebhookService, type TestService } 
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const ALL_EVENTS = ['member.joined', 'member.left', 'member.removed', 'order.paid', 'order.refunded', 'post.created', 'win.approved', 'event.created'];
+const ALL_EVENTS = ['member.joined', 'member.left', 'member.removed', 'order.paid', 'order.refunded', 'payment.completed', 'post.created', 'win.approved', 'event.created'];
 
 /**
  * Managing webhook endpoints over the three surfaces. No receiver is contacted here (and nothing is
@@ -94,7 +94,7 @@ describe('webhook endpoints', () => {
     });
 
     it('drops unknown events and duplicates, keeping the order of first mention', async () => {
-      const res = await create({ url: HOOK, events: ['post.created', 'memberjoined', 'member.joined', 'post.created', 'payment.completed'] });
+      const res = await create({ url: HOOK, events: ['post.created', 'memberjoined', 'member.joined', 'post.created', 'payment.failed'] });
       expect(res.status).toBe(201);
       expect(res.body.events).toEqual(['post.created', 'member.joined']);
     });
@@ -112,7 +112,7 @@ describe('webhook endpoints', () => {
       const before = (await endpointRows(tribe.id)).length;
       const res = await create({ url: HOOK, ...body });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'no_events' });
+      expect(res.body).toEqual({ error: 'no_events', message: expect.any(String), requestId: expect.any(String) });
       expect(await endpointRows(tribe.id)).toHaveLength(before);
     });
 
@@ -120,7 +120,7 @@ describe('webhook endpoints', () => {
       expect((await create({ url: HOOK, events: ['member.joined'], description: 'd'.repeat(140) })).status).toBe(201);
       const res = await create({ url: HOOK, events: ['member.joined'], description: 'd'.repeat(141) });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_description' });
+      expect(res.body).toEqual({ error: 'invalid_description', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it.each([
@@ -161,12 +161,12 @@ describe('webhook endpoints', () => {
       const before = (await endpointRows(tribe.id)).length;
       const res = await create({ url, events: ['member.joined'] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'invalid_url' });
+      expect(res.body).toEqual({ error: 'invalid_url', message: expect.any(String), requestId: expect.any(String) });
       expect(await endpointRows(tribe.id)).toHaveLength(before);
     });
 
     it('answers 400 invalid_url when url is missing', async () => {
-      expect((await create({ events: ['member.joined'] })).body).toEqual({ error: 'invalid_url' });
+      expect((await create({ events: ['member.joined'] })).body).toEqual({ error: 'invalid_url', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('accepts a host whose every address is public, IPv6 included', async () => {
@@ -176,12 +176,12 @@ describe('webhook endpoints', () => {
 
     it('is for the owner and admins only: 401 without a session, 403 for moderators, members and outsiders', async () => {
       const body = { url: HOOK, events: ['member.joined'] };
-      expect((await t.api.post(path()).send(body)).body).toEqual({ error: 'unauthorized' });
+      expect((await t.api.post(path()).send(body)).body).toEqual({ error: 'unauthorized', message: expect.any(String), requestId: expect.any(String) });
       expect((await t.api.post(path()).send(body)).status).toBe(401);
       for (const user of [moderator, member, outsider, otherOwner]) {
         const res = await create(body, user);
         expect(res.status).toBe(403);
-        expect(res.body).toEqual({ error: 'forbidden' });
+        expect(res.body).toEqual({ error: 'forbidden', message: expect.any(String), requestId: expect.any(String) });
       }
       expect((await create(body, admin)).status).toBe(201);
     });
@@ -189,7 +189,7 @@ describe('webhook endpoints', () => {
     it('answers 404 not_found for an unknown tribe', async () => {
       const res = await create({ url: HOOK, events: ['member.joined'] }, owner, 'no-such-tribe-here');
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
     });
   });
 
@@ -228,7 +228,7 @@ describe('webhook endpoints', () => {
     it('replaces events as a whole, with the same dropping rules', async () => {
       const res = await patch({ events: ['post.created', 'bogus', 'post.created'] });
       expect(res.body.events).toEqual(['post.created']);
-      expect((await patch({ events: ['bogus'] })).body).toEqual({ error: 'no_events' });
+      expect((await patch({ events: ['bogus'] })).body).toEqual({ error: 'no_events', message: expect.any(String), requestId: expect.any(String) });
       expect((await patch({ events: [] })).status).toBe(400);
     });
 
@@ -239,22 +239,22 @@ describe('webhook endpoints', () => {
     });
 
     it('checks a new url like a new endpoint', async () => {
-      expect((await patch({ url: 'https://10.0.0.1/x' })).body).toEqual({ error: 'invalid_url' });
-      expect((await patch({ url: 'https://private.example.com/x' })).body).toEqual({ error: 'invalid_url' });
+      expect((await patch({ url: 'https://10.0.0.1/x' })).body).toEqual({ error: 'invalid_url', message: expect.any(String), requestId: expect.any(String) });
+      expect((await patch({ url: 'https://private.example.com/x' })).body).toEqual({ error: 'invalid_url', message: expect.any(String), requestId: expect.any(String) });
       const res = await patch({ url: 'https://other.example.com/new' });
       expect(res.body.url).toBe('https://other.example.com/new');
     });
 
     it('clears the description with null and refuses one over 140 characters', async () => {
       expect((await patch({ description: null })).body.description).toBeNull();
-      expect((await patch({ description: 'x'.repeat(141) })).body).toEqual({ error: 'invalid_description' });
+      expect((await patch({ description: 'x'.repeat(141) })).body).toEqual({ error: 'invalid_description', message: expect.any(String), requestId: expect.any(String) });
     });
 
     it('answers 400 empty when no recognised field is sent, and the secret cannot be changed', async () => {
       for (const body of [{}, { secret: 'whsec_mine' }, { name: 'x', id: randomUUID() }]) {
         const res = await patch(body);
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: 'empty' });
+        expect(res.body).toEqual({ error: 'empty', message: expect.any(String), requestId: expect.any(String) });
       }
       const [row] = await sqlRows(t, sql`select secret from webhook_endpoints where id = ${endpoint.id}`);
       expect(row.secret).toBe(endpoint.secret);
@@ -262,7 +262,7 @@ describe('webhook endpoints', () => {
 
     it("answers 404 for an unknown id, a malformed id and another tribe's endpoint; 403 for a member", async () => {
       expect((await patch({ description: 'x' }, randomUUID())).status).toBe(404);
-      expect((await patch({ description: 'x' }, 'not-a-uuid')).body).toEqual({ error: 'not_found' });
+      expect((await patch({ description: 'x' }, 'not-a-uuid')).body).toEqual({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
       const foreign = (await create({ url: HOOK, events: ['member.joined'] }, otherOwner, otherTribe.handle)).body;
       expect((await patch({ description: 'x' }, foreign.id)).status).toBe(404);
       expect((await patch({ description: 'x' }, endpoint.id, member)).status).toBe(403);
@@ -337,7 +337,7 @@ describe('webhook endpoints', () => {
       const res = await resend(failed);
       expect(res.status).toBe(202);
       expect(res.body.delivery).toMatchObject({ id: failed, status: 'pending', attempts: 0, nextAttemptAt: expect.stringMatching(ISO) });
-      expect((await resend(pending)).body).toEqual({ error: 'not_failed' });
+      expect((await resend(pending)).body).toEqual({ error: 'not_failed', message: expect.any(String), requestId: expect.any(String) });
       expect((await resend(pending)).status).toBe(409);
       expect((await resend(randomUUID())).status).toBe(404);
     });
@@ -410,7 +410,7 @@ describe('webhook endpoints', () => {
     it('answers validation errors in the resource envelope', async () => {
       const bad = await auth(t.api.post(v1())).send({ url: 'https://192.168.1.1/x', events: ['member.joined'] });
       expect(bad.status).toBe(400);
-      expect(bad.body).toEqual({ error: { code: 'invalid_url', message: expect.stringContaining('private'), details: { reason: expect.any(String) } } });
+      expect(bad.body).toEqual({ error: { code: 'invalid_url', message: expect.stringContaining('private'), details: { reason: expect.any(String) }, request_id: expect.any(String) } });
       const none = await auth(t.api.post(v1())).send({ url: HOOK, events: ['ping'] });
       expect(none.body.error.code).toBe('no_events');
     });

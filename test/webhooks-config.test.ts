@@ -5,7 +5,15 @@ describe('loadConfig (worker and webhooks)', () => {
   it("applies the spec's defaults: drain every 5 minutes, 50 a batch, 10 s per attempt, no private hosts, worker on", () => {
     const c = loadConfig({});
     expect(c.worker).toEqual({ enabled: true, pollIntervalMs: 5000, lockLifetimeMs: 120_000 });
-    expect(c.webhooks).toEqual({ drainIntervalMs: 300_000, fanoutIntervalMs: 10_000, batchSize: 50, timeoutMs: 10_000, allowedPrivateHosts: [] });
+    expect(c.webhooks).toEqual({
+      drainIntervalMs: 300_000,
+      fanoutIntervalMs: 10_000,
+      batchSize: 50,
+      timeoutMs: 10_000,
+      allowedPrivateHosts: [],
+      endpointsPerTribe: 16,
+      testPingsPerMinute: 10,
+    });
     expect(Object.isFrozen(c.webhooks)).toBe(true);
     expect(Object.isFrozen(c.webhooks.allowedPrivateHosts)).toBe(true);
   });
@@ -20,6 +28,8 @@ describe('loadConfig (worker and webhooks)', () => {
       WEBHOOK_BATCH_SIZE: '500',
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_ALLOWED_PRIVATE_HOSTS: ' LocalHost , 127.0.0.1,[::1], receiver.internal ',
+      WEBHOOK_ENDPOINTS_PER_TRIBE: '20',
+      WEBHOOK_TEST_PINGS_PER_MINUTE: '3',
     });
     expect(c.worker).toEqual({ enabled: false, pollIntervalMs: 250, lockLifetimeMs: 30_000 });
     expect(c.webhooks).toEqual({
@@ -28,6 +38,8 @@ describe('loadConfig (worker and webhooks)', () => {
       batchSize: 500,
       timeoutMs: 2500,
       allowedPrivateHosts: ['localhost', '127.0.0.1', '::1', 'receiver.internal'],
+      endpointsPerTribe: 20,
+      testPingsPerMinute: 3,
     });
   });
 
@@ -40,12 +52,14 @@ describe('loadConfig (worker and webhooks)', () => {
         WEBHOOK_BATCH_SIZE: '0',
         WEBHOOK_TIMEOUT_MS: '120000',
         WEBHOOK_ALLOWED_PRIVATE_HOSTS: 'localhost,http://x/',
+        WEBHOOK_ENDPOINTS_PER_TRIBE: '0',
+        WEBHOOK_TEST_PINGS_PER_MINUTE: 'many',
       });
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    for (const name of ['WORKER_ENABLED', 'WEBHOOK_DRAIN_INTERVAL_MS', 'WEBHOOK_BATCH_SIZE', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_ALLOWED_PRIVATE_HOSTS']) {
+    for (const name of ['WORKER_ENABLED', 'WEBHOOK_DRAIN_INTERVAL_MS', 'WEBHOOK_BATCH_SIZE', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_ALLOWED_PRIVATE_HOSTS', 'WEBHOOK_ENDPOINTS_PER_TRIBE', 'WEBHOOK_TEST_PINGS_PER_MINUTE']) {
       expect((error as Error).message).toContain(name);
     }
   });

@@ -464,7 +464,7 @@ describe('webhook delivery', () => {
       const res = await t.api.post(path).set('cookie', owner.cookie);
       expect(res.status).toBe(202);
       expect(res.body.delivery).toMatchObject({ id: failed.id, status: 'pending', attempts: 0, nextAttemptAt: clock.current.toISOString() });
-      expect((await t.api.post(path).set('cookie', owner.cookie)).body).toEqual({ error: 'not_failed' });
+      expect((await t.api.post(path).set('cookie', owner.cookie)).body).toEqual({ error: 'not_failed', message: expect.any(String), requestId: expect.any(String) });
 
       expect(await drain(t.deps)).toMatchObject({ attempted: 1, succeeded: 1 });
       expect(await one(endpoint.id)).toMatchObject({ id: failed.id, status: 'success', attempts: 1, payload: failed.payload });

@@ -2,10 +2,10 @@ import type pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
 /**
- * The PostgreSQL channel on which triggers (migration 0024) announce changes to rows that requests read on every
- * call and that are remembered across requests: `u:<user id>` (a user), `c:<tribe id>` (a tribe), `m:<user id>` (a
- * user's memberships), `h:<challenge id>` (a challenge), `*` (forget everything: a truncate, or a statement changing
- * many rows).
+ * The PostgreSQL channel on which triggers (migrations 0024 and 0028) announce changes to rows that requests read on
+ * every call and that are remembered across requests: `u:<user id>` (a user), `c:<tribe id>` (a tribe), `m:<user id>`
+ * (a user's memberships), `h:<challenge id>` (a challenge), `r:<family id>` (a refresh-token family), `*` (forget
+ * everything: a truncate, or a statement changing many rows).
  */
 export const CHANGES_CHANNEL = 'svc_changes';
 

@@ -6,6 +6,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Logger } from 'drizzle-orm/logger';
 import { attachChangeFeed, pgliteChangeFeed, PoolChangeFeed, type ChangeFeed } from './changes.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /** The typed SQL layer every repository uses; the same type over node-postgres and PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
@@ -114,7 +115,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const dataDir = options.dataDir ?? './data';
-  const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  // One process per data directory: a second one refuses here, before migrations or the worker.
+  const unlock = dataDir === 'memory://' ? () => undefined : lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = drizzlePglite(pglite, { logger }) as unknown as Db;
   const changes = await pgliteChangeFeed(pglite);
   attachChangeFeed(db, changes);
@@ -132,6 +141,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     },
     async close() {
       await pglite.close();
+      unlock();
     },
   };
 }

@@ -1,7 +1,10 @@
 export { openDatabase } from './database.js';
+export { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 export type { Database, DatabaseOptions, Db, Tx, Executor } from './database.js';
 export { migrate, loadMigrations } from './migrate.js';
 export type { Migration } from './migrate.js';
+export { listenOnChannel } from './listen.js';
+export type { ChannelListener } from './listen.js';
 export { preparedOnce } from './prepared.js';
 export { SteppedKeys } from './page-keys.js';
 export { CHANGES_CHANNEL, Remembered, rememberedPerDatabase, rowsByIdRemembered } from './changes.js';

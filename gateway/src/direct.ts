@@ -1,7 +1,10 @@
 import type { Experimental_DidResolveQueryPlanCallback } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
 import { getVariableValues, visit, BREAK, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { QueryPlan } from '@apollo/query-planner';
 import { findBadText, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { inSpan, tracingOn } from '../../subgraphs/kernel/tracing.js';
+import { BoundedCache, CACHE_LIMITS, documentBytes, textBytes } from './bounded-cache.js';
 import { compileLocalPlan, type LocalPlan } from './local-plan.js';
 import type { LocalSubgraphSource } from './local-source.js';
 
@@ -41,12 +44,17 @@ export interface DirectPath {
   /**
    * Known texts skip Apollo Server's request pipeline once the gateway has planned them as a local route (the route
    * is learnt when Apollo Server runs a named text again, with the same parsed document): the REST facade's fixed
-   * documents (`fixed`: a bounded set of texts in the code; see `createGraph`'s runner), and the last
-   * `CLIENT_TEXTS` texts of up to `CLIENT_TEXT_CHARS` characters web clients sent to `/graphql` (`seen`; see
-   * `graphqlFastPath` in the REST facade).
+   * documents (`fixed`: a bounded set of texts in the code; see `createGraph`'s runner), and the texts of up to
+   * `CLIENT_TEXT_CHARS` characters web clients sent to `/graphql` more than once, the most recently used within
+   * `CACHE_LIMITS.clientRoutes` (`seen`; see `graphqlFastPath` in the REST facade).
    */
   fixed(text: string): void;
   seen(text: string): void;
+  /**
+   * The parsed operation `runFixed` would run for a known text (and `operationName`), with the schema Apollo Server
+   * validated it against; undefined when Apollo Server would run the text instead.
+   */
+  operationOf(text: string, operationName?: string | null): { document: DocumentNode; operation: OperationDefinitionNode; schema: GraphQLSchema } | undefined;
   /**
    * `{ data }`, or `{ context }` for Apollo Server to run the request with: the caller's own, or when the fast run
    * fell through (an error to report), a copy marked so that Apollo Server's run goes to the gateway at once.
@@ -59,8 +67,7 @@ export interface DirectPath {
   ): Promise<{ data: Record<string, unknown> } | { context: RequestContext }>;
 }
 
-/** How many `/graphql` texts keep a learnt route (the oldest is forgotten first), and the longest text kept. */
-export const CLIENT_TEXTS = 200;
+/** The longest `/graphql` text that may keep a learnt route. */
 export const CLIENT_TEXT_CHARS = 8_192;
 
 /** Marks a context whose fast run fell through (a symbol key: Apollo Server's shallow copy keeps it). */
@@ -69,8 +76,12 @@ const GATEWAY_ONLY = Symbol('gatewayOnly');
 /** A shallow copy of a context, as Apollo Server makes one for every operation it runs. */
 const copyOf = (ctx: RequestContext, extra: object): RequestContext => Object.assign(Object.create(Object.getPrototypeOf(ctx)), ctx, extra);
 
-/** Where a document's operation runs: a subgraph's schema, a local plan, or null for the gateway. */
+/**
+ * Where a document's operation runs: a subgraph's schema, a local plan, or null for the gateway. A local plan is
+ * compiled when its document comes back (`{ planned }` until then): a document sent once is not compiled.
+ */
 type Route = { source: LocalSubgraphSource } | { plan: LocalPlan } | null;
+type Learnt = Route | { planned: QueryPlan };
 
 /** A fixed document's known route, with what Apollo Server had checked before execution. */
 interface FixedRoute {
@@ -84,13 +95,28 @@ interface FixedRoute {
 export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource>): DirectPath {
   // Per parsed document, per operation name: the route. Apollo Server keeps parsed documents in its document store,
   // so this holds at most what that store holds.
-  const routes = new WeakMap<DocumentNode, Map<string, Route>>();
+  const routes = new WeakMap<DocumentNode, Map<string, Learnt>>();
   const stats = { direct: 0, local: 0, fallback: 0, fixed: 0 };
   // Known texts, with their route once the gateway has planned them (null until then, or for good when the gateway
-  // runs them): the REST facade's fixed texts (a set bounded by the code), and the last CLIENT_TEXTS of /graphql.
+  // runs them): the REST facade's fixed texts (a set bounded by the code), and /graphql's texts, bounded in bytes (a
+  // text sent once waits in the cache's small one-off part; a learnt route keeps its parsed document).
   const fixedRoutes = new Map<string, FixedRoute | null>();
-  const clientRoutes = new Map<string, FixedRoute | null>();
+  const clientRoutes = new BoundedCache<FixedRoute | null>({
+    ...CACHE_LIMITS.clientRoutes,
+    sizeOf: (known, text) => textBytes(text) + (known ? documentBytes(known.document) : 0),
+  });
   const tableOf = (text: string) => (fixedRoutes.has(text) ? fixedRoutes : clientRoutes.has(text) ? clientRoutes : undefined);
+
+  /** A document's route for an operation, its local plan compiled on first use. */
+  const routeOf = (document: DocumentNode, operation: OperationDefinitionNode, operationName: string | undefined, schema: GraphQLSchema): Route | undefined => {
+    const byName = routes.get(document);
+    const learnt = byName?.get(operationName ?? '');
+    if (!learnt || !('planned' in learnt)) return learnt;
+    const plan = compileLocalPlan(learnt.planned, document, operation, schema, localSources);
+    const route = plan ? { plan } : null;
+    byName!.set(operationName ?? '', route);
+    return route;
+  };
 
   /** Runs a route: the data, or undefined when the gateway must answer. */
   const run = (route: NonNullable<Route>, document: DocumentNode, operationName: string | undefined, context: RequestContext, variables: Record<string, unknown>) =>
@@ -122,8 +148,7 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
       byName.set(operationName ?? '', { source: single });
       return;
     }
-    const plan = compileLocalPlan(queryPlan, document, operation, requestContext.schema, localSources);
-    byName.set(operationName ?? '', plan ? { plan } : null);
+    byName.set(operationName ?? '', { planned: queryPlan });
   };
 
   /**
@@ -133,24 +158,32 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
   const learnFixed = (requestContext: GatewayGraphQLRequestContext) => {
     const { source, document, operation, schema } = requestContext;
     const table = tableOf(source);
-    if (!table || table.get(source) !== null || document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length !== 1) return;
+    const known = table === fixedRoutes ? fixedRoutes.get(source) : clientRoutes.peek(source);
+    if (!table || known !== null || document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length !== 1) return;
     const operationName = requestContext.operationName ?? undefined;
-    const route = routes.get(document)?.get(operationName ?? '');
-    if (route && operation.operation === 'query') table.set(source, { route, document, operation, operationName, schema });
+    const route = operation.operation === 'query' ? routeOf(document, operation, operationName, schema) : undefined;
+    if (route) table.set(source, { route, document, operation, operationName, schema });
   };
 
   const fixed = (text: string) => {
     if (!fixedRoutes.has(text)) fixedRoutes.set(text, null);
   };
 
+  // Each request of a text is a sighting: the second keeps the text (and the route it learns) for good.
   const seen = (text: string) => {
-    if (text.length > CLIENT_TEXT_CHARS || clientRoutes.has(text) || fixedRoutes.has(text)) return;
-    if (clientRoutes.size >= CLIENT_TEXTS) clientRoutes.delete(clientRoutes.keys().next().value!);
-    clientRoutes.set(text, null);
+    if (text.length > CLIENT_TEXT_CHARS || fixedRoutes.has(text)) return;
+    if (clientRoutes.has(text)) clientRoutes.get(text);
+    else clientRoutes.set(text, null);
   };
 
-  const runFixed = async (text: string, ctx: RequestContext, variables: Record<string, unknown>, operationName?: string | null) => {
-    const known = fixedRoutes.get(text) ?? clientRoutes.get(text);
+  const operationOf = (text: string, operationName?: string | null) => {
+    const known = fixedRoutes.get(text) ?? clientRoutes.peek(text);
+    if (!known || (operationName != null && operationName !== known.operationName)) return undefined;
+    return { document: known.document, operation: known.operation, schema: known.schema };
+  };
+
+  const runFixedUntraced = async (text: string, ctx: RequestContext, variables: Record<string, unknown>, operationName?: string | null) => {
+    const known = fixedRoutes.get(text) ?? clientRoutes.peek(text);
     // An operation name other than the document's one operation: Apollo Server answers (with its error).
     if (!known || (operationName != null && operationName !== known.operationName)) return { context: ctx };
     // What Apollo Server checks per request before execution: the input rule on variables (literals were checked
@@ -165,6 +198,14 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     stats.fixed += 1;
     return { data };
   };
+  // With tracing on, a known text's run is the operation's span (`query <name>`), parent of its subgraph fetches.
+  const runFixed: typeof runFixedUntraced = (text, ctx, variables, operationName) => {
+    const known = tracingOn() ? (fixedRoutes.get(text) ?? clientRoutes.peek(text)) : undefined;
+    if (!known) return runFixedUntraced(text, ctx, variables, operationName);
+    return inSpan(operationSpanName('query', known.operationName), { attributes: operationAttributes('query', known.operationName, 'known text') }, () =>
+      runFixedUntraced(text, ctx, variables, operationName),
+    );
+  };
 
   const wrap = (gateway: GatewayInterface): GatewayInterface => ({
     onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
@@ -175,8 +216,10 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
       if (!viaGateway) return loaded;
       const executor: GatewayExecutor = async (requestContext: GatewayGraphQLRequestContext) => {
         learnFixed(requestContext);
-        const route = routes.get(requestContext.document)?.get(requestContext.operationName ?? '');
-        if (!route || requestContext.operation.operation !== 'query') return viaGateway(requestContext);
+        const { document, operation, schema } = requestContext;
+        if (operation.operation !== 'query') return viaGateway(requestContext);
+        const route = routeOf(document, operation, requestContext.operationName ?? undefined, schema);
+        if (!route) return viaGateway(requestContext);
         if ((requestContext.context as { [GATEWAY_ONLY]?: true })[GATEWAY_ONLY]) {
           stats.fallback += 1;
           return viaGateway(requestContext);
@@ -201,12 +244,30 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
         count(route);
         return { data };
       };
-      return { ...loaded, executor };
+      if (!tracingOn()) return { ...loaded, executor };
+      // With tracing on, every operation the gateway's executor runs is a span (`query <name>`, `mutation <name>`),
+      // the parent of its subgraph fetches: decided once here, so tracing off costs nothing per request.
+      const traced: GatewayExecutor = (requestContext) => {
+        const type = requestContext.operation.operation;
+        const name = requestContext.operationName ?? undefined;
+        return inSpan(operationSpanName(type, name), { attributes: operationAttributes(type, name, 'apollo server') }, () => executor(requestContext));
+      };
+      return { ...loaded, executor: traced };
     },
   });
 
-  return { didResolveQueryPlan, wrap, stats, fixed, seen, runFixed };
+  return { didResolveQueryPlan, wrap, stats, fixed, seen, operationOf, runFixed };
 }
+
+/** A GraphQL operation's span name: its type and name (`query PostPage`), as OpenTelemetry's GraphQL conventions have it. */
+const operationSpanName = (type: string, name: string | undefined) => (name ? `${type} ${name}` : type);
+
+/** The operation span's attributes; `entry`: run by Apollo Server's pipeline, or a known text without it (`runFixed`). */
+const operationAttributes = (type: string, name: string | undefined, entry: string) => ({
+  'graphql.operation.type': type,
+  ...(name ? { 'graphql.operation.name': name } : {}),
+  'svc.graphql.entry': entry,
+});
 
 /** Whether a document selects `__schema` or `__type` anywhere (the gateway answers introspection itself). */
 function hasIntrospection(document: DocumentNode): boolean {

@@ -1,17 +1,21 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
-import { buildSchema, coerceInputValue, isInputType, Kind, parse, typeFromAST, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { QueryPlan } from '@apollo/query-planner';
+import { buildSchema, coerceInputValue, isInputType, Kind, parse, typeFromAST, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../../subgraphs/index.js';
 import { formatPublicError, serviceUnavailableStatus } from '../../subgraphs/kernel/graphql-errors.js';
 import { operationTypePlugin } from '../../subgraphs/kernel/operation.js';
 import type { AppDeps, RequestContext } from '../../subgraphs/kernel/index.js';
+import { asKeyValueCache, BoundedCache, CACHE_LIMITS, documentBytes, planBytes, textBytes } from './bounded-cache.js';
 import { clientErrorFormatter } from './client-errors.js';
 import { composeSupergraph } from './compose.js';
+import { costLimitPlugin, createCostLimiter, type CostLimiter } from './cost-limit.js';
+import { graphqlMetricsPlugin, timedFetches } from './metrics-plugin.js';
 import { directPath, type DirectPath } from './direct.js';
 import { inputRulePlugin } from './input-plugin.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
-import { LocalSubgraphSource } from './local-source.js';
+import { fetchCaches, LocalSubgraphSource } from './local-source.js';
 import { httpSubscriptionPlugin, operationResolutionPlugin } from './operation-plugin.js';
 import { InternalRemoteSource } from './remote-source.js';
 
@@ -50,7 +54,9 @@ export interface Graph {
   /** Queries of in-process subgraphs run on their schemas directly (see `direct.ts`, `local-plan.ts`); its counters. */
   direct: DirectPath['stats'];
   /** Known texts without Apollo Server's request pipeline (`direct.ts`): what `/graphql`'s fast path uses. */
-  known: Pick<DirectPath, 'seen' | 'runFixed'>;
+  known: Pick<DirectPath, 'seen' | 'operationOf' | 'runFixed'>;
+  /** The GraphQL rate limit by cost (`cost-limit.ts`): what `/graphql` and the WebSocket endpoint charge clients. */
+  cost: CostLimiter;
   stop(): Promise<void>;
 }
 
@@ -67,19 +73,30 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
   const supergraphSdl = composeSupergraph();
   const localSources = new Map<string, LocalSubgraphSource>();
   const direct = directPath(localSources);
+  const caches = fetchCaches();
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
       if (remote) {
-        return new InternalRemoteSource({ name, url: remote[name]!, secret: app.config.internalSecret!, timeoutMs: app.config.subgraphTimeoutMs, log: app.log });
+        return timedFetches(new InternalRemoteSource({
+            name,
+            url: remote[name]!,
+            secret: app.config.internalSecret!,
+            timeoutMs: app.config.subgraphTimeoutMs,
+            deduplicateInflight: app.config.subgraphDeduplicateInflight,
+            log: app.log,
+          }), name);
       }
-      const source = new LocalSubgraphSource(buildSubgraph(name as SubgraphName));
+      const source = new LocalSubgraphSource(buildSubgraph(name as SubgraphName), name, caches);
       localSources.set(name, source);
-      return source;
+      return timedFetches(source, name);
     },
     experimental_didResolveQueryPlan: direct.didResolveQueryPlan,
+    // Query plans kept in bytes, a document's plan for good only once it comes back (bounded-cache.ts).
+    queryPlannerConfig: { cache: asKeyValueCache(new BoundedCache<QueryPlan>({ ...CACHE_LIMITS.plans, sizeOf: (plan, key) => planBytes(plan) + textBytes(key) })) },
   });
   const clientError = clientErrorFormatter(app.config.graphql);
+  const cost = createCostLimiter(app);
   const server = new ApolloServer<RequestContext>({
     gateway: direct.wrap(gateway),
     formatError: (formatted, error) => formatPublicError(clientError(formatted, error)),
@@ -93,6 +110,12 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     // Depth, aliases, root fields and cost are checked once per distinct document (Apollo caches validated ones).
     validationRules: [queryLimitsRule()],
     parseOptions: { maxTokens: QUERY_LIMITS.tokens },
+    // Parsed and validated documents, and texts registered by automatic persisted queries, kept in bytes, a
+    // document for good only once it comes back: a flood of one-off documents churns a small part (bounded-cache.ts).
+    documentStore: asKeyValueCache(
+      new BoundedCache<DocumentNode>({ ...CACHE_LIMITS.documents, sizeOf: (document, key) => documentBytes(document, true) + textBytes(key) }),
+    ),
+    persistedQueries: { cache: asKeyValueCache(new BoundedCache<string>({ ...CACHE_LIMITS.persistedQueries, sizeOf: (text, key) => textBytes(text) + textBytes(key) })) },
     logger: app.log,
     // No HTTP caching of GraphQL responses here, and no usage reporting: both only cost time per field.
     // An operation that does not resolve is refused first (400 BAD_USER_INPUT), before the input rule and the gateway;
@@ -103,8 +126,11 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
       operationResolutionPlugin(),
       httpSubscriptionPlugin(),
       inputRulePlugin(),
+      // Each operation a client sent over HTTP is charged its estimated cost; executeOperation (REST facade) is not.
+      costLimitPlugin(cost),
       serviceUnavailableStatus,
       operationTypePlugin,
+      graphqlMetricsPlugin, // svc_graphql_operations_total, svc_graphql_errors_total
     ],
   });
   await server.start();
@@ -127,7 +153,11 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
     // The data has the shape the document selects: the generated result type of that document.
     return response.body.singleResult as ExecutionResult<TResult>;
   };
-  return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, known: direct, stop: () => server.stop() };
+  const stop = async () => {
+    await server.stop();
+    await cost.close();
+  };
+  return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, known: direct, cost, stop };
 }
 
 /**

@@ -45,6 +45,14 @@ export const ASSUMED_LIST_SIZE = 10;
 export const ASSUMED_PAGE_SIZE = 100;
 /** Arguments that set a page size; a literal one counts as that many items (at most `ASSUMED_PAGE_SIZE`). */
 const PAGE_SIZE_ARGS = new Set(['first', 'last', 'limit', 'perPage', 'per_page', 'pageSize']);
+/**
+ * Fields that cost the database far more than their selection says, with what they add to the estimate (`Type.field`).
+ * `Query.search` ranks every post and comment matching its words: from a few milliseconds for a rare word up to its
+ * statement timeout (`SEARCH_TIMEOUT_MS`, 2 s) for a common one, where a page of 20 posts with their authors (about
+ * 200 points) takes a few milliseconds. At 1,000 a document holds at most 9 searches (`cost` limit), and a search
+ * takes a fifth of an anonymous client's GraphQL budget (README, "GraphQL limits").
+ */
+export const FIELD_WEIGHTS: Readonly<Record<string, number>> = Object.freeze({ 'Query.search': 1000 });
 /** Introspection fields are left out: they are refused in production, and bounded by the token limit. */
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
 
@@ -86,7 +94,8 @@ function pageSizeOf(node: FieldNode, definition: GraphQLField<unknown, unknown>)
 /**
  * Measures one operation of a document without executing it. Cost: every field counts 1; a list field counts
  * 1 plus its selection's cost times the items it may return: the page size of the field that owns the page
- * (`posts(perPage: 20) { items { ... } }` counts `items` 20 times), else `ASSUMED_LIST_SIZE`. Fragments are
+ * (`posts(perPage: 20) { items { ... } }` counts `items` 20 times), else `ASSUMED_LIST_SIZE`; a field of
+ * `FIELD_WEIGHTS` adds its weight (`search` 1,000). Fragments are
  * expanded where they are spread (each fragment measured once per page size, so nested spreads stay linear);
  * a fragment that spreads itself counts nothing (graphql-js refuses it anyway).
  */
@@ -125,7 +134,8 @@ export function measureOperation(
 
   const field = (node: FieldNode, parent: GraphQLNamedType | undefined, pageSize: number | undefined): Tally => {
     if (INTROSPECTION_FIELDS.has(node.name.value)) return ZERO;
-    const own = { depth: 1, aliases: node.alias ? 1 : 0, fields: 1, cost: 1 };
+    const weight = parent ? (FIELD_WEIGHTS[`${parent.name}.${node.name.value}`] ?? 0) : 0;
+    const own = { depth: 1, aliases: node.alias ? 1 : 0, fields: 1, cost: 1 + weight };
     if (!node.selectionSet) return own;
     const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[node.name.value] : undefined;
     const isList = definition ? isListType(getNullableType(definition.type)) : false;
@@ -133,7 +143,7 @@ export function measureOperation(
     const size = definition ? pageSizeOf(node, definition) : undefined;
     const items = isList ? (size ?? pageSize ?? ASSUMED_LIST_SIZE) : 1;
     const inner = selections(node.selectionSet, definition ? getNamedType(definition.type) : undefined, isList ? undefined : size);
-    return { depth: 1 + inner.depth, aliases: own.aliases + inner.aliases, fields: 1, cost: 1 + items * inner.cost };
+    return { depth: 1 + inner.depth, aliases: own.aliases + inner.aliases, fields: 1, cost: own.cost + items * inner.cost };
   };
 
   const root = selections(operation.selectionSet, schema.getRootType(operation.operation) ?? undefined, undefined);

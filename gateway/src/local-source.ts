@@ -3,22 +3,49 @@ import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { toSubgraphError } from '../../subgraphs/kernel/graphql-errors.js';
 import type { RequestContext } from '../../subgraphs/kernel/index.js';
+import { inSpan, tracingOn } from '../../subgraphs/kernel/tracing.js';
+import { subgraphFetchDuration } from '../../subgraphs/kernel/metrics.js';
+import { BoundedCache, CACHE_LIMITS, documentBytes, textBytes } from './bounded-cache.js';
+
+/**
+ * The caches of fetch documents that a gateway's in-process subgraphs share, so that one budget bounds them all
+ * (`CACHE_LIMITS`; keys are the subgraph's name and the text): parsed and validated documents, and fast-path runs
+ * (the document, and graphql-jit's code at about twice its size once compiled).
+ */
+export function fetchCaches() {
+  return {
+    documents: new BoundedCache<DocumentNode>({ ...CACHE_LIMITS.fetchDocuments, sizeOf: (document, key) => documentBytes(document) + textBytes(key) }),
+    fast: new BoundedCache<FastRun>({ ...CACHE_LIMITS.fastRuns, sizeOf: (run, key) => 3 * documentBytes(run.document) + textBytes(key) }),
+  };
+}
 
 /**
  * Runs a subgraph in the gateway's process (no HTTP hop). Like Apollo's `LocalGraphQLDataSource`, but it
  * caches parsed and validated fetch documents (the query planner emits the same few strings over and over)
- * and maps domain errors to `extensions` the way a remote subgraph does.
+ * and maps domain errors to `extensions` the way a remote subgraph does. The caches are bounded in bytes and keep a
+ * fetch document for good only once it comes back (`fetchCaches`, shared with the other subgraphs when given).
  */
 export class LocalSubgraphSource implements GraphQLDataSource<RequestContext> {
-  private readonly documents = new Map<string, DocumentNode>();
-  /** Fast-path runs of fetch documents, by text (see `fetchFast`). */
-  private readonly fast = new Map<string, FastRun>();
   /** Fast-path runs of client documents (the direct path), per parsed document and operation name. */
   private readonly fastDocuments = new WeakMap<DocumentNode, Map<string, FastRun>>();
 
-  constructor(readonly schema: GraphQLSchema) {}
+  constructor(
+    readonly schema: GraphQLSchema,
+    private readonly name = '',
+    private readonly caches: ReturnType<typeof fetchCaches> = fetchCaches(),
+  ) {}
 
-  async process({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>) {
+  process(options: GraphQLDataSourceProcessOptions<RequestContext>) {
+    if (!tracingOn()) return this.run(options);
+    return inSpan(`subgraph ${this.name}`, { attributes: this.fetchAttributes(options.request.operationName) }, () => this.run(options));
+  }
+
+  /** With tracing on, a fetch's span: `subgraph <name>`, in process (the gateway's plan, a local plan or the direct path). */
+  private fetchAttributes(operationName: string | undefined, path?: string) {
+    return { 'svc.subgraph': this.name, 'svc.subgraph.in_process': true, ...(operationName ? { 'graphql.operation.name': operationName } : {}), ...(path ? { 'svc.graphql.path': path } : {}) };
+  }
+
+  private async run({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>) {
     const document = this.document(request.query!);
     const result = await execute({
       schema: this.schema,
@@ -37,8 +64,21 @@ export class LocalSubgraphSource implements GraphQLDataSource<RequestContext> {
    * every error stays graphql-js's and the gateway's. A document used `COMPILE_AFTER` times is compiled with
    * graphql-jit (a compilation costs 10 to 30 ms, paid only by documents that come back); before, graphql-js runs it.
    */
-  async fetchFast(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
-    let run = this.fast.get(query);
+  fetchFast(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
+    const run = () => this.timed(this.fetchFastRun(query, operationName, variables, context));
+    if (tracingOn()) return inSpan(`subgraph ${this.name}`, { attributes: this.fetchAttributes(operationName, 'local-plan') }, run);
+    return run();
+  }
+
+  /** The fast paths' fetches in `svc_graphql_subgraph_fetch_duration_seconds`, as the query plans' are (metrics-plugin.ts). */
+  private timed<T>(fetch: Promise<T>): Promise<T> {
+    const end = subgraphFetchDuration.startTimer({ subgraph: this.name });
+    return fetch.finally(() => end());
+  }
+
+  private async fetchFastRun(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
+    const key = `${this.name}\n${query}`;
+    let run = this.caches.fast.get(key);
     if (!run) {
       let document: DocumentNode;
       try {
@@ -46,14 +86,19 @@ export class LocalSubgraphSource implements GraphQLDataSource<RequestContext> {
       } catch {
         return undefined;
       }
-      if (this.fast.size > 1000) this.fast.clear();
-      this.fast.set(query, (run = new FastRun(this.schema, document, operationName)));
+      this.caches.fast.set(key, (run = new FastRun(this.schema, document, operationName)));
     }
     return run.data(variables, context);
   }
 
   /** `fetchFast` for a client's parsed and validated document: the direct path of one-subgraph queries. */
-  async executeFast(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
+  executeFast(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
+    const run = () => this.timed(this.executeFastRun(document, operationName, variables, context));
+    if (tracingOn()) return inSpan(`subgraph ${this.name}`, { attributes: this.fetchAttributes(operationName, 'direct') }, run);
+    return run();
+  }
+
+  private async executeFastRun(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: unknown) {
     let byName = this.fastDocuments.get(document);
     if (!byName) this.fastDocuments.set(document, (byName = new Map()));
     let run = byName.get(operationName ?? '');
@@ -62,13 +107,13 @@ export class LocalSubgraphSource implements GraphQLDataSource<RequestContext> {
   }
 
   private document(query: string): DocumentNode {
-    let document = this.documents.get(query);
+    const key = `${this.name}\n${query}`;
+    let document = this.caches.documents.get(key);
     if (!document) {
       document = parse(query);
       const errors = validate(this.schema, document);
       if (errors.length > 0) throw errors[0];
-      if (this.documents.size > 1000) this.documents.clear();
-      this.documents.set(query, document);
+      this.caches.documents.set(key, document);
     }
     return document;
   }
@@ -84,7 +129,7 @@ class FastRun {
 
   constructor(
     private readonly schema: GraphQLSchema,
-    private readonly document: DocumentNode,
+    readonly document: DocumentNode,
     private readonly operationName: string | undefined,
   ) {}
 

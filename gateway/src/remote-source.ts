@@ -2,7 +2,9 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
-import { CALLER_HEADER, CLIENT_ADDRESS_HEADER, INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { CALLER_ASSERTION_HEADER, callerAssertionKey, signCallerAssertion } from '../../subgraphs/kernel/caller-assertion.js';
+import { INTERNAL_SECRET_HEADER, requestScoped, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { inSpan, injectTraceHeaders, tracingOn } from '../../subgraphs/kernel/tracing.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -23,35 +25,98 @@ export interface RemoteSourceOptions {
   secret: string;
   /** Limit on one call (connect to end of body), so a frozen subgraph fails instead of holding requests. */
   timeoutMs: number;
+  /** Identical query fetches of one caller in flight at once share one call (`SUBGRAPH_DEDUPLICATE_INFLIGHT`). */
+  deduplicateInflight?: boolean;
   log: Logger;
 }
 
+/** What Apollo's `sendRequest` takes and answers (the parsed body and the HTTP response). */
+interface SubgraphRequest {
+  query?: string;
+  variables?: Record<string, unknown>;
+}
+interface SubgraphAnswer {
+  data?: unknown;
+  errors?: unknown;
+  extensions?: unknown;
+}
+/** A subgraph call in flight, which identical calls of the same caller join. */
+interface Flight {
+  answer: Promise<SubgraphAnswer>;
+  callers: number;
+}
+
+/** A document the gateway sends that only reads: its operation is a query (the gateway writes `query ...` or `{`). */
+const isQuery = (document: string) => /^\s*(?:query\b|\{)/.test(document);
+
 /**
- * Calls a subgraph over HTTP, passing the caller (user and Platform API key) and proving with the shared secret that it is the gateway.
- * A subgraph that refuses the connection, resets it, does not answer within `timeoutMs` or answers 5xx gives `SERVICE_UNAVAILABLE`.
+ * Calls a subgraph over HTTP, proving with the shared secret that it is the gateway and passing the caller (user,
+ * session, Platform API key, client address) as an assertion signed for that subgraph (`caller-assertion.ts`), made
+ * once per request and subgraph. A subgraph that refuses the connection, resets it, does not answer within
+ * `timeoutMs` or answers 5xx gives `SERVICE_UNAVAILABLE`.
  */
 export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext> {
   private readonly options: RemoteSourceOptions;
+  private readonly assertionKey: Promise<CryptoKey>;
 
   constructor(options: RemoteSourceOptions) {
     super({ url: options.url });
     this.options = options;
+    this.assertionKey = callerAssertionKey(options.secret);
     const fetcher = this.fetcher;
     // make-fetch-happen (minipass-fetch) reads `timeout` per request; Apollo sets none by default.
     this.fetcher = (url, init) => fetcher(url, { ...init, timeout: options.timeoutMs } as typeof init);
+    if (options.deduplicateInflight) this.deduplicateInflight();
   }
 
-  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>): void {
+  /**
+   * Replaces Apollo's `sendRequest` (private in its types, called by `process` after `willSendRequest`): a query
+   * identical to one in flight (document and variables) for the same caller (user, session, API key and client
+   * address: what the caller assertion vouches for) waits for that call's answer instead of sending its own. Each
+   * caller gets its own copy of the data (the gateway merges answers into its result in place); the answer's HTTP
+   * response (headers, for the cache policy) is shared, read-only. Mutations are always sent.
+   */
+  private deduplicateInflight(): void {
+    const self = this as unknown as { sendRequest(request: SubgraphRequest, context: RequestContext): Promise<SubgraphAnswer> };
+    const send = self.sendRequest.bind(this);
+    const inflight = new Map<string, Flight>();
+    self.sendRequest = (request, context) => {
+      if (!request.query || !isQuery(request.query)) return send(request, context);
+      const key = JSON.stringify([request.query, request.variables ?? null, context.caller, context.apiKey ?? null, context.clientAddress ?? null]);
+      let flight = inflight.get(key);
+      if (!flight) {
+        flight = { answer: send(request, context).finally(() => inflight.delete(key)), callers: 0 };
+        inflight.set(key, flight);
+      }
+      flight.callers += 1;
+      const shared = flight;
+      return shared.answer.then((a) =>
+        shared.callers === 1 ? a : { ...a, data: structuredClone(a.data), errors: structuredClone(a.errors), extensions: structuredClone(a.extensions) },
+      );
+    };
+  }
+
+  /** With tracing on, each fetch is a client span `subgraph <name>`, whose context the subgraph receives as `traceparent`. */
+  override process(options: GraphQLDataSourceProcessOptions<RequestContext>) {
+    if (!tracingOn()) return super.process(options);
+    const attributes = { 'svc.subgraph': this.options.name, 'url.full': this.url ?? '', ...(options.request.operationName ? { 'graphql.operation.name': options.request.operationName } : {}) };
+    return inSpan(`subgraph ${this.options.name}`, { kind: 'client', attributes }, () => super.process(options));
+  }
+
+  override async willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<RequestContext>): Promise<void> {
     request.http?.headers.set(INTERNAL_SECRET_HEADER, this.options.secret);
     request.http?.headers.set(REQUEST_ID_HEADER, context.requestId ?? '');
-    if (context.clientAddress) request.http?.headers.set(CLIENT_ADDRESS_HEADER, context.clientAddress);
-    if (context.caller || context.apiKey) {
-      const caller = {
-        ...(context.caller ? { userId: context.caller.userId, sessionId: context.caller.sessionId } : {}),
-        ...(context.apiKey ? { apiKey: context.apiKey } : {}),
-      };
-      request.http?.headers.set(CALLER_HEADER, JSON.stringify(caller));
-    }
+    if (request.http) injectTraceHeaders((name, value) => request.http!.headers.set(name, value)); // nothing when tracing is off
+    const assertion = this.assertionFor(context as RequestContext);
+    if (assertion) request.http?.headers.set(CALLER_ASSERTION_HEADER, await assertion);
+  }
+
+  /** The request's assertion for this subgraph, signed at its first call (none when there is nothing to vouch for). */
+  private assertionFor(context: RequestContext): Promise<string> | null {
+    if (!context.caller && !context.apiKey && !context.clientAddress) return null;
+    return requestScoped(context, `callerAssertion:${this.options.name}`, async () =>
+      signCallerAssertion(await this.assertionKey, this.options.name, { caller: context.caller, apiKey: context.apiKey ?? null, clientAddress: context.clientAddress }),
+    );
   }
 
   override didEncounterError(error: Error, _request: unknown, response?: { status: number }, context?: RequestContext): void {

@@ -31,6 +31,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AppDeps, Caller, RequestContext } from '../../subgraphs/kernel/index.js';
 import { listenForSignals, SignalRouter, type RealtimeSignal, type Route, type SignalListener } from '../../subgraphs/realtime/index.js';
+import { costRefusal } from './cost-limit.js';
 import type { Graph } from './graph.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 
@@ -48,7 +49,11 @@ export const REALTIME_LIMITS = Object.freeze({
   maxPayloadBytes: 64 * 1024,
   /** Re-reads run for subscribers at once in this process (the rest wait their turn; the pool stays free for HTTP). */
   deliveriesInFlight: 32,
-  /** How old a connection's credential check may be before a delivery checks it again (session ended: 4401). */
+  /**
+   * How old a connection's credential check may be before a delivery or a subscribe message checks it again (session
+   * ended: 4401). A sign-out closes the sockets it ends at once (`signedOut` signals); this check is the backstop for
+   * one lost while the LISTEN was down (after a reconnect every socket is checked again at its next message).
+   */
   recheckCredentialMs: 60_000,
 });
 
@@ -65,10 +70,17 @@ export interface Handshake {
 }
 
 /**
+ * The caller of a connection, and the credential it signed in with, named as `signedOut` realtime signals name it (a
+ * session, a refresh-token family): a signal naming it closes the socket. Without one, only a signal for every
+ * socket of the user does.
+ */
+export type SocketCaller = Caller & { credential?: string };
+
+/**
  * Who a connection is for, from its upgrade request (the web app's cookies) or its `connection_init` payload
  * (`authorization: "Bearer <resource API access token>"`); null refuses the connection (4401).
  */
-export type Authenticate = (handshake: Handshake, connectionParams: Readonly<Record<string, unknown>> | undefined) => Promise<Caller | null>;
+export type Authenticate = (handshake: Handshake, connectionParams: Readonly<Record<string, unknown>> | undefined) => Promise<SocketCaller | null>;
 
 /** The users taking part in a conversation now (the engagement domain answers it). */
 export type ParticipantsOf = (app: AppDeps, conversationId: string) => Promise<string[]>;
@@ -339,6 +351,10 @@ type Extra = {
 interface SocketState {
   id: string;
   caller: Caller;
+  /** The credential the socket signed in with (`SocketCaller.credential`). */
+  credential?: string;
+  /** Set when the socket is being closed for its credential: nothing more is pushed on it. */
+  signedOut?: boolean;
   handshake: Handshake;
   params: Readonly<Record<string, unknown>> | undefined;
   checkedAt: number;
@@ -360,9 +376,31 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
   const router = new SignalRouter();
   const gate = new Gate(limits.deliveriesInFlight);
   const connections = new Map<string, number>();
+  /** The open, authenticated sockets of each user in this process. */
+  const socketsOf = new Map<string, Set<Extra>>();
   let conversationWatchers = 0;
 
+  /** Closes `extra`'s socket with 4401: its credential no longer holds. Nothing more is pushed on it. */
+  const refuse = (extra: Extra) => {
+    if (extra.state) extra.state.signedOut = true;
+    extra.socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized');
+  };
+
+  /** A `signedOut` signal: closes the sockets of the credential it names (every socket of the user), but `keep`'s. */
+  const signOut = (signal: Extract<RealtimeSignal, { topic: 'signedOut' }>) => {
+    for (const extra of [...(socketsOf.get(signal.userId) ?? [])]) {
+      const credential = extra.state?.credential;
+      if (signal.credential !== undefined && credential !== signal.credential) continue;
+      if (signal.keep !== undefined && credential === signal.keep) continue;
+      refuse(extra);
+    }
+  };
+
   const onSignal = (signal: RealtimeSignal) => {
+    if (signal.topic === 'signedOut') {
+      signOut(signal);
+      return;
+    }
     if (signal.topic !== 'conversation') {
       router.dispatch(signal);
       return;
@@ -374,9 +412,13 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
     );
   };
   // After a gap in the LISTEN (a database restart), every unreadCountsChanged subscriber gets its current counts:
-  // what changed during the gap is otherwise only seen at the next signal.
-  const refreshCounts = () => router.keysOf('unread').forEach((userId) => router.dispatch({ topic: 'unread', userId }));
-  const listener = await listenForSignals(app.database, onSignal, log, refreshCounts);
+  // what changed during the gap is otherwise only seen at the next signal. A sign-out of the gap is lost too: every
+  // socket checks its credential again before its next push or subscription.
+  const afterGap = () => {
+    for (const sockets of socketsOf.values()) for (const extra of sockets) if (extra.state) extra.state.checkedAt = -Infinity;
+    router.keysOf('unread').forEach((userId) => router.dispatch({ topic: 'unread', userId }));
+  };
+  const listener = await listenForSignals(app.database, onSignal, log, afterGap);
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes });
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -400,11 +442,12 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
 
   /** Whether the connection's credential still holds (checked again at most every `recheckCredentialMs`). */
   const stillSignedIn = async (extra: Extra, state: SocketState): Promise<boolean> => {
+    if (state.signedOut) return false;
     if (Date.now() - state.checkedAt < limits.recheckCredentialMs) return true;
     state.checkedAt = Date.now();
     const caller = await authenticate(state.handshake, state.params);
-    if (caller?.userId === state.caller.userId) return true;
-    extra.socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized');
+    if (caller?.userId === state.caller.userId && !state.signedOut) return true;
+    refuse(extra);
     return false;
   };
 
@@ -414,7 +457,7 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
     const id = plan.source.id?.(signal);
     if (plan.source.id && !id) return;
     const result = await run(state, plan.text, id ? { ...plan.variables, [plan.idVariable]: id } : plan.variables);
-    if (stream.done) return;
+    if (stream.done || state.signedOut) return;
     const value = result.data?.[plan.key];
     if (value !== null && value !== undefined) {
       stream.push({ data: { [plan.key]: value }, ...(result.errors ? { errors: result.errors } : {}) });
@@ -458,6 +501,9 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
     const source = FIELD_SOURCES[field];
     const definition = schema.getSubscriptionType()!.getFields()[field];
     if (!source || !definition) return [refusal(`Cannot subscribe to "${field}".`, 'BAD_USER_INPUT')];
+    // A subscribe message is charged to its user's GraphQL budget as an operation over HTTP is (`cost-limit.ts`).
+    const charge = await graph.cost.charge(contextOf(state), schema, document, operation);
+    if (charge.refusal) return [costRefusal(charge.refusal, false)];
     const args = getArgumentValues(definition, selection, coerced.coerced);
     const conversationId = field === 'messageAdded' ? String(args.conversationId) : undefined;
     if (conversationId) {
@@ -515,10 +561,17 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
           return false;
         }
         connections.set(caller.userId, open + 1);
-        ctx.extra.state = { id: randomUUID(), caller, handshake, params: ctx.connectionParams, checkedAt: Date.now() };
+        const { credential, ...who } = caller;
+        ctx.extra.state = { id: randomUUID(), caller: who, credential, handshake, params: ctx.connectionParams, checkedAt: Date.now() };
+        let sockets = socketsOf.get(caller.userId);
+        if (!sockets) socketsOf.set(caller.userId, (sockets = new Set()));
+        sockets.add(ctx.extra);
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
+        if (ctx.extra.state && !(await stillSignedIn(ctx.extra, ctx.extra.state))) {
+          return [refusal('The credential of this connection has ended: sign in again.', 'UNAUTHENTICATED')];
+        }
         // graphql-ws has already reserved this id: the count includes the subscription being made.
         if (Object.keys(ctx.subscriptions).length > limits.subscriptionsPerSocket) {
           return [refusal(`At most ${limits.subscriptionsPerSocket} subscriptions per connection.`, 'RATE_LIMITED', 'too_many_subscriptions')];
@@ -534,6 +587,9 @@ export async function attachSubscriptions(server: Server, options: SubscriptionO
         const state = ctx.extra.state;
         if (!state) return;
         ctx.extra.state = undefined;
+        const sockets = socketsOf.get(state.caller.userId);
+        sockets?.delete(ctx.extra);
+        if (sockets?.size === 0) socketsOf.delete(state.caller.userId);
         const left = (connections.get(state.caller.userId) ?? 1) - 1;
         if (left > 0) connections.set(state.caller.userId, left);
         else connections.delete(state.caller.userId);

@@ -1,7 +1,10 @@
 import { PostgresBackend } from '@agendajs/postgres-backend';
 import { Agenda, type Job } from 'agenda';
 import { AGENDA_JOBS_TABLE } from '../../db/src/code-migrations.js';
+import { listenOnChannel } from '../../db/src/index.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
+import { jobDuration, jobRuns, watchOutbox } from '../../subgraphs/kernel/metrics.js';
+import { OUTBOX_CHANNEL, outboxBacklog } from '../../subgraphs/outbox/index.js';
 import { drain, fanOut, interruptAttempts } from '../../subgraphs/webhooks/index.js';
 import { consumeNotifications, sendEventReminders } from '../../subgraphs/engagement/index.js';
 import { sendQueuedMail } from '../../subgraphs/mail/index.js';
@@ -62,16 +65,20 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
   backend.notificationChannel?.on('error', (error: Error) => log.warn({ err: error }, 'agenda notification channel error'));
 
   const running = new Set<Promise<unknown>>();
-  const track = (name: string, run: () => Promise<unknown>) => async (_job: Job) => {
+  const track = (name: string, run: () => Promise<unknown>) => async (_job?: Job) => {
+    const started = process.hrtime.bigint();
     const p = run();
     running.add(p);
     try {
       const result = await p;
+      jobRuns.inc({ job: name, outcome: 'succeeded' });
       log.debug({ job: name, result }, 'job done');
     } catch (error) {
+      jobRuns.inc({ job: name, outcome: 'failed' });
       log.error({ err: error, job: name }, 'job failed');
       throw error;
     } finally {
+      jobDuration.observe({ job: name }, Number(process.hrtime.bigint() - started) / 1e9);
       running.delete(p);
     }
   };
@@ -91,23 +98,57 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
     { concurrency: 1, lockLifetime },
   );
 
-  await agenda.start();
-  await agenda.every(config.webhooks.fanoutIntervalMs, JOB_WEBHOOKS_FANOUT);
-  await agenda.every(config.webhooks.drainIntervalMs, JOB_WEBHOOKS_DRAIN);
-  await agenda.every(config.notifications.consumeIntervalMs, JOB_NOTIFICATIONS_CONSUME);
-  await agenda.every(config.notifications.reminderIntervalMs, JOB_EVENT_REMINDERS);
-  await agenda.every(config.mail.sendIntervalMs, JOB_MAIL_SEND);
-  await agenda.every(config.mail.digestIntervalMs, JOB_MAIL_DIGEST);
-  await agenda.every(config.video.intervalMs, JOB_MEDIA_TRANSCODE);
+  // A committed outbox event wakes the notifications consumer at once (migration 0034 NOTIFYs OUTBOX_CHANNEL), so a
+  // reply, a mention or a role change reaches an open socket in milliseconds; the polled job catches what was written
+  // while nobody listened. This run waits for a consumer already running (the polled job) instead of skipping.
+  let stopping = false;
+  const consumeNow = coalesced(track(JOB_NOTIFICATIONS_CONSUME, () => consumeNotifications(app, { wait: true })), () => stopping);
+  const outboxListener = await listenOnChannel(database, { channel: OUTBOX_CHANNEL, name: 'outbox', log, onReconnect: consumeNow }, consumeNow);
+  try {
+    await agenda.start();
+  } catch (error) {
+    await outboxListener.close();
+    throw error;
+  }
+  // The schedule of this start's configuration. Agenda's `every` updates a job's interval but keeps the next run an
+  // earlier start computed (from the old interval): one later than now + the new interval is brought forward to now,
+  // so a shortened interval takes effect at once (a lengthened one applies from the next run).
+  const schedule: Record<string, number> = {
+    [JOB_WEBHOOKS_FANOUT]: config.webhooks.fanoutIntervalMs,
+    [JOB_WEBHOOKS_DRAIN]: config.webhooks.drainIntervalMs,
+    [JOB_NOTIFICATIONS_CONSUME]: config.notifications.consumeIntervalMs,
+    [JOB_EVENT_REMINDERS]: config.notifications.reminderIntervalMs,
+    [JOB_MAIL_SEND]: config.mail.sendIntervalMs,
+    [JOB_MAIL_DIGEST]: config.mail.digestIntervalMs,
+    [JOB_MEDIA_TRANSCODE]: config.video.intervalMs,
+  };
+  const query = (text: string, params: unknown[]) => (pool as { query(t: string, p: unknown[]): Promise<{ rows: any[] }> }).query(text, params);
+  for (const [name, everyMs] of Object.entries(schedule)) {
+    await agenda.every(everyMs, name);
+    await query(
+      `update "${AGENDA_JOBS_TABLE}" set next_run_at = now()
+        where name = $1 and type = 'single' and next_run_at > now() + ($2::bigint * interval '1 millisecond')`,
+      [name, everyMs],
+    );
+  }
+  const next = await query(`select name, next_run_at from "${AGENDA_JOBS_TABLE}" where name = any($1)`, [Object.keys(schedule)]);
+  const nextRun = new Map(next.rows.map((r: { name: string; next_run_at: Date | string | null }) => [r.name, r.next_run_at ? new Date(r.next_run_at).toISOString() : null]));
+  for (const [name, everyMs] of Object.entries(schedule)) log.info({ job: name, everyMs, nextRunAt: nextRun.get(name) ?? null }, 'job scheduled');
   if (!config.mail.smtpUrl) log.warn('SMTP_URL is not set: mail is logged (subject and recipient) and kept in mail_outbox, not sent');
   log.info(
     { drainIntervalMs: config.webhooks.drainIntervalMs, fanoutIntervalMs: config.webhooks.fanoutIntervalMs, batchSize: config.webhooks.batchSize },
     'worker started',
   );
 
+  // svc_outbox_events_waiting and svc_outbox_oldest_event_age_seconds, read at each scrape of this process.
+  const unwatchOutbox = watchOutbox(() => outboxBacklog(database.db));
+
   return {
     agenda,
     async stop() {
+      stopping = true;
+      await outboxListener.close();
+      unwatchOutbox();
       try {
         await agenda.stop(false);
       } catch (error) {
@@ -118,5 +159,27 @@ export async function startWorker(app: AppDeps): Promise<Worker> {
       const deadline = new Promise((resolve) => setTimeout(resolve, lockLifetime).unref());
       await Promise.race([Promise.allSettled([...running]), deadline]);
     },
+  };
+}
+
+/**
+ * `run` now, or, when called while it runs, once more after it: never two at once, no call lost, a burst of calls
+ * costing one more run. A failed run is logged by `run` itself; `stopped` ends the repeats.
+ */
+function coalesced(run: () => Promise<unknown>, stopped: () => boolean): () => void {
+  let active = false;
+  let again = false;
+  const loop = async () => {
+    active = true;
+    do {
+      again = false;
+      await run().catch(() => undefined);
+    } while (again && !stopped());
+    active = false;
+  };
+  return () => {
+    if (stopped()) return;
+    if (active) again = true;
+    else void loop();
   };
 }

@@ -7,12 +7,17 @@ import { persistedOperations } from '../../gateway/src/persisted.js';
 import type { AppDeps } from '../../subgraphs/kernel/index.js';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
 import { mediaRouter } from './application/media.js';
+import { APPLICATION_OPENAPI } from './application/openapi.js';
+import { identityWebhooksRouter } from './application/identity-webhooks.js';
 import { paymentsRouter } from './application/payments.js';
 import { unsubscribeRouter } from './application/unsubscribe.js';
 import { flatErrors, applicationRouter } from './application/router.js';
-import { sessionAuth } from './auth.js';
+import { credentialAuth } from './auth.js';
 import { cookieWriteGuard } from './cookie-writes.js';
 import { HttpError, toHttpError } from './errors.js';
+import { httpMetrics } from './http-metrics.js';
+import { httpTracing } from './http-tracing.js';
+import { tracingOn } from '../../subgraphs/kernel/tracing.js';
 import { requestLogging } from './http.js';
 import { graphqlContext, graphqlFastPath } from './graphql-fast.js';
 import { jsonOnly } from './input.js';
@@ -47,6 +52,8 @@ const UPLOADS = /^\/media\/?$/;
 const OPENAPI = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
 /** The resource API's document (OpenAPI 3.1, rest-facade/src/resource/openapi.ts). */
 const RESOURCE_OPENAPI_JSON = JSON.stringify(RESOURCE_OPENAPI);
+/** The Application API's document (OpenAPI 3.1, rest-facade/src/application/openapi.ts). */
+const APPLICATION_OPENAPI_JSON = JSON.stringify(APPLICATION_OPENAPI);
 
 const closers = new WeakMap<Express, () => Promise<void>>();
 
@@ -64,7 +71,9 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.disable('x-powered-by');
   http.set('trust proxy', false);
   http.set('query parser', 'simple');
+  if (tracingOn()) http.use(httpTracing()); // the request's server span, parent of everything below (OTEL_* set)
   http.use(securityHeaders(app.config)); // first: every answer carries them, errors and 404s included
+  http.use(httpMetrics()); // svc_http_request_duration_seconds, by route template
   http.use(requestLogging(app.log));
   http.use(cookieParser());
   // Every cookie-authenticated write, whichever router serves it: 403 `forbidden_origin` from a page of another site,
@@ -89,6 +98,9 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
   http.get('/openapi/resource.json', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(RESOURCE_OPENAPI_JSON);
   });
+  http.get('/openapi/application.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(APPLICATION_OPENAPI_JSON);
+  });
 
   // Uploads and media files (streamed multipart, before any body parser): /media for the web app (flat errors), and
   // /v1/media for resource API clients (their envelope).
@@ -110,7 +122,7 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
     jsonOnly, // a text/plain or form POST is 415 here, before Apollo's CSRF check reads it as a simple request
     express.json({ limit: app.config.bodyLimitBytes }),
     persistedOperations(app.config.graphql), // GRAPHQL_PERSISTED_ONLY: manifest operations only, refused before parsing
-    sessionAuth(app),
+    credentialAuth(app), // a bearer access token when sent, else the session cookies (as over WebSocket)
     graphqlFastPath(app, graph), // a query text planned before as a local route: without Apollo Server's pipeline
     expressMiddleware(graph.server, { context: async ({ req, res }) => graphqlContext(app, req, res) }),
   );
@@ -119,6 +131,8 @@ export function createHttpApp(app: AppDeps, graph: Graph): Express {
 
   // Before the Application router and its JSON parser: the payment webhook is verified over its raw body.
   http.use(paymentsRouter(app));
+  // The identity provider's webhook likewise (Standard Webhooks signatures over the raw body).
+  http.use(identityWebhooksRouter(app));
   // Mail's one-click unsubscribe (RFC 8058): a form-encoded POST from mail clients, and a confirmation page.
   http.use(unsubscribeRouter(app));
   // The creator console (HTML pages under their own CSP) and its assets: GET only, before the JSON routes.

@@ -1,7 +1,17 @@
 import cookieParser from 'cookie-parser';
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Authenticate } from '../../gateway/src/subscriptions.js';
-import { resolveIdpToken, resolveSession, verifyAccessToken } from '../../subgraphs/identity/index.js';
+import {
+  accessTokenCaller,
+  authenticatePersonalApiKey,
+  credentialOf,
+  requirePersonalKeyScope,
+  resolveIdpToken,
+  resolveSession,
+  verifyAccessToken,
+  type PersonalKeyCaller,
+} from '../../subgraphs/identity/index.js';
 import type { AppDeps, Caller } from '../../subgraphs/kernel/index.js';
 import { HttpError } from './errors.js';
 
@@ -41,23 +51,57 @@ export function sessionAuth(app: AppDeps): RequestHandler {
 const parseCookies = cookieParser();
 
 /**
+ * The caller of a request's own credential, as `/graphql` over HTTP takes it: `Authorization: Bearer <resource API
+ * access token>` when the header is sent (and then only it: another scheme or a bad token is anonymous), else the web
+ * app's cookies (`svc_session`, then `__session`). Null for neither. A remote subgraph resolves a credential that
+ * another gateway forwarded with this same function (`server/subgraph.ts`).
+ */
+export async function callerFromCredentials(app: AppDeps, headers: IncomingHttpHeaders, cookies?: Record<string, unknown>): Promise<Caller | null> {
+  if (headers.authorization !== undefined) {
+    const token = bearerToken({ headers } as Request);
+    const userId = token ? await verifyAccessToken(app, token) : null;
+    return userId ? { userId } : null;
+  }
+  if (cookies) return callerFromCookies(app, cookies);
+  if (typeof headers.cookie !== 'string') return null;
+  const req = { headers } as unknown as Request;
+  parseCookies(req, {} as Response, () => undefined);
+  return callerFromCookies(app, req.cookies);
+}
+
+/** Sets `req.caller` from `callerFromCredentials` (bearer access token, else the cookies `cookie-parser` read). Never rejects. */
+export function credentialAuth(app: AppDeps): RequestHandler {
+  return async (req, _res, next) => {
+    try {
+      req.caller = await callerFromCredentials(app, req.headers, req.cookies);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/**
  * Authenticates a GraphQL WebSocket connection like `/graphql` over HTTP: `connectionParams.authorization` =
  * `Bearer <resource API access token>` when given (and then only it), else the web app's cookies of the upgrade
  * request. Cookies count only when the upgrade comes from this host (an `Origin` naming another host is a page of
- * another site riding on the user's cookies) or from a client that sends no `Origin` (not a browser).
+ * another site riding on the user's cookies) or from a client that sends no `Origin` (not a browser). The socket's
+ * credential is its session (`svc_session`) or its access token's refresh-token family: ending it (`POST /auth/logout`,
+ * a revoked family) closes the socket.
  */
 export function webSocketAuth(app: AppDeps): Authenticate {
   return async ({ headers }, params) => {
     const authorization = params?.authorization;
     if (authorization !== undefined) {
       const token = typeof authorization === 'string' ? bearerToken({ headers: { authorization } } as Request) : null;
-      const userId = token ? await verifyAccessToken(app, token) : null;
-      return userId ? { userId } : null;
+      const found = token ? await accessTokenCaller(app, token) : null;
+      return found ? { userId: found.userId, credential: credentialOf.family(found.familyId) } : null;
     }
     if (headers.origin !== undefined && !sameHost(headers.origin, headers.host)) return null;
     const req = { headers } as unknown as Request;
     parseCookies(req, {} as Response, () => undefined);
-    return callerFromCookies(app, req.cookies);
+    const caller = await callerFromCookies(app, req.cookies);
+    return caller?.sessionId ? { ...caller, credential: credentialOf.session(caller.sessionId) } : caller;
   };
 }
 
@@ -87,16 +131,53 @@ export const requireCaller =
   (req, _res, next) =>
     next(req.caller ? undefined : new HttpError(401, 'unauthorized', message));
 
-/** Sets `req.caller` from a resource-API access token (JWT); other credentials are ignored. */
-export function accessTokenAuth(app: AppDeps): RequestHandler {
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The personal API key a resource API request was authenticated with (`resourceAuth`), if it was. */
+      personalKey?: PersonalKeyCaller;
+    }
+  }
+}
+
+/**
+ * The caller of a resource API bearer credential (spec 5.3): a personal API key `svc_pk_...` (its user, and the key
+ * for its scopes), else an access token (JWT) from `/v1/auth/login`. Null for neither.
+ */
+export async function resourceCaller(app: AppDeps, token: string): Promise<{ caller: Caller; personalKey?: PersonalKeyCaller } | null> {
+  if (token.startsWith('svc_pk_')) {
+    const key = await authenticatePersonalApiKey(app, token);
+    return key ? { caller: { userId: key.userId }, personalKey: key } : null;
+  }
+  const userId = await verifyAccessToken(app, token);
+  return userId ? { caller: { userId } } : null;
+}
+
+/**
+ * Sets `req.caller` (and `req.personalKey`) from the resource API's bearer credential: an access token or a personal
+ * API key (`resourceCaller`); other credentials (cookies, Platform API keys) are ignored.
+ */
+export function resourceAuth(app: AppDeps): RequestHandler {
   return async (req, _res, next) => {
     try {
       const token = bearerToken(req);
-      const userId = token ? await verifyAccessToken(app, token) : null;
-      req.caller = userId ? { userId } : null;
+      const found = token ? await resourceCaller(app, token) : null;
+      req.caller = found?.caller ?? null;
+      req.personalKey = found?.personalKey;
       next();
     } catch (error) {
       next(error);
     }
   };
 }
+
+/** 403 `insufficient_scope` when the request was made with a personal key lacking its method's scope (read or write). */
+export const requireKeyScope: RequestHandler = (req, _res, next) => {
+  try {
+    if (req.personalKey) requirePersonalKeyScope(req.personalKey, req.method);
+    next();
+  } catch (error) {
+    next(error);
+  }
+};

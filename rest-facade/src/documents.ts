@@ -1,4 +1,5 @@
 import { ApiKeyDocs } from './application/api-keys.js';
+import { PersonalKeyDocs } from './application/personal-keys.js';
 import { AppDocs } from './application/router.js';
 import { PlatformDocs } from './platform/documents.js';
 import { ChallengeDocs } from './resource/challenges.js';
@@ -17,6 +18,7 @@ const named = (prefix: string, docs: Record<string, string>) =>
 export const REST_DOCUMENTS: Readonly<Record<string, string>> = Object.freeze({
   ...named('application', AppDocs),
   ...named('apiKeys', ApiKeyDocs),
+  ...named('personalKeys', PersonalKeyDocs),
   ...named('platform', PlatformDocs),
   ...named('resource', Docs),
   ...named('events', EventDocs),

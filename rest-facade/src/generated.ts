@@ -33,14 +33,20 @@ export type CreateChallengeInput = {
   accessType?: string | null | undefined;
   /** Default 0. */
   xpReward?: number | null | undefined;
-  /** Major units, at most 2 decimals; required (above 0) when paid, absent or 0 otherwise. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); required (above 0) when paid, absent or 0 otherwise. */
   price?: number | null | undefined;
   /** ISO 4217, default BRL. */
   currency?: string | null | undefined;
 };
 
 export type CreateCommentInput = {
-  content: string;
+  /** HTML; anything that could run script is removed. Required (or its deprecated name content). */
+  body?: string | null | undefined;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
+  content?: string | null | undefined;
   parentId?: string | number | null | undefined;
 };
 
@@ -50,6 +56,8 @@ export type CreateCommunityInput = {
   handle: string;
   description?: string | null | undefined;
   isPublic?: boolean | null | undefined;
+  /** Integration data, a JSON object (rules: Community.metadata); default {}. Anything else is BAD_USER_INPUT invalid_input naming metadata and the rule. */
+  metadata?: unknown;
   /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: string | null | undefined;
 };
@@ -61,7 +69,7 @@ export type CreateCourseInput = {
   description?: string | null | undefined;
   /** Required: free, paid or members_only. */
   accessType?: string | null | undefined;
-  /** Major units, at most 2 decimals; required (above 0) when paid, absent or 0 otherwise. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); required (above 0) when paid, absent or 0 otherwise. */
   price?: number | null | undefined;
   /** ISO 4217, default BRL. */
   currency?: string | null | undefined;
@@ -90,7 +98,7 @@ export type CreateEventInput = {
   endsAt?: string | null | undefined;
   /** Omit (or null) for unlimited; otherwise 1 to 1000000. */
   maxAttendees?: number | null | undefined;
-  /** Major units, at most 2 decimals; 0 or absent is free. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); 0 or absent is free. */
   price?: number | null | undefined;
   /** ISO 4217, default BRL. */
   currency?: string | null | undefined;
@@ -107,9 +115,24 @@ export type CreateLessonInput = {
   videoMediaId?: string | number | null | undefined;
 };
 
+export type CreatePersonalApiKeyInput = {
+  /** Required: 1 to 60 characters after trimming (else BAD_USER_INPUT reason invalid_name). */
+  name?: string | null | undefined;
+  /**
+   * Absent or null: read and write. Otherwise one or more of read, write (else BAD_USER_INPUT reason invalid_scopes,
+   * naming the unknown scope).
+   */
+  scopes?: Array<string> | null | undefined;
+};
+
 export type CreatePostInput = {
-  /** HTML; anything that could run script is removed. */
-  content: string;
+  /** HTML; anything that could run script is removed. Required (or its deprecated name content). */
+  body?: string | null | undefined;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
+  content?: string | null | undefined;
   mediaUrls?: Array<string> | null | undefined;
   /** Moderators and above only. */
   isPinned?: boolean | null | undefined;
@@ -152,12 +175,23 @@ export type UpdateCommunityInput = {
   handle?: string | null | undefined;
   description?: string | null | undefined;
   isPublic?: boolean | null | undefined;
+  /**
+   * Replaces the tribe's metadata whole ({} clears it): a JSON object by the rules of Community.metadata, else
+   * BAD_USER_INPUT invalid_input naming the field (metadata, or metadata.<key path>) and the rule; nothing changes then.
+   */
+  metadata?: unknown;
   /** One of: business, tech, education, health, fitness, finance, art, music, books, gaming, sports, lifestyle, spirituality, other (trimmed, lowercased); null for none. Anything else is BAD_USER_INPUT invalid_input naming category. */
   category?: string | null | undefined;
 };
 
 /** Only the fields sent change. */
 export type UpdatePostInput = {
+  /** HTML, sanitized as on creation. */
+  body?: string | null | undefined;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
   content?: string | null | undefined;
   mediaUrls?: Array<string> | null | undefined;
   isPinned?: boolean | null | undefined;
@@ -202,6 +236,25 @@ export type RevokeApiKeyMutationVariables = Exact<{
 
 
 export type RevokeApiKeyMutation = { revokeApiKey: { id: string, revokedAt: string | null } };
+
+export type CreatePersonalApiKeyMutationVariables = Exact<{
+  input: CreatePersonalApiKeyInput;
+}>;
+
+
+export type CreatePersonalApiKeyMutation = { createPersonalApiKey: { id: string, name: string, key: string, keyPrefix: string, scopes: Array<string>, createdAt: string } };
+
+export type PersonalApiKeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type PersonalApiKeysQuery = { me: { id: string, personalApiKeys: Array<{ id: string, name: string, keyPrefix: string, scopes: Array<string>, lastUsedAt: string | null, revokedAt: string | null, createdAt: string }> | null } | null, personalApiKeyScopes: Array<{ name: string, description: string }> };
+
+export type RevokePersonalApiKeyMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RevokePersonalApiKeyMutation = { revokePersonalApiKey: { id: string, revokedAt: string | null } };
 
 export type PlatformMeQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -261,14 +314,14 @@ export type GetCommunityQueryVariables = Exact<{
 }>;
 
 
-export type GetCommunityQuery = { community: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null } | null };
+export type GetCommunityQuery = { community: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null, metadata: unknown, settings: { visibility: string, joinPolicy: string, defaultPostVisibility: string, moderation: { requireApproval: boolean, newMemberPostLimit: number, blockedWords: Array<string>, blockedDomains: Array<string> } | null } } | null };
 
 export type CreateCommunityMutationVariables = Exact<{
   input: CreateCommunityInput;
 }>;
 
 
-export type CreateCommunityMutation = { createCommunity: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null } };
+export type CreateCommunityMutation = { createCommunity: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null, metadata: unknown, settings: { visibility: string, joinPolicy: string, defaultPostVisibility: string, moderation: { requireApproval: boolean, newMemberPostLimit: number, blockedWords: Array<string>, blockedDomains: Array<string> } | null } } };
 
 export type UpdateCommunityMutationVariables = Exact<{
   id: string | number;
@@ -276,7 +329,7 @@ export type UpdateCommunityMutationVariables = Exact<{
 }>;
 
 
-export type UpdateCommunityMutation = { updateCommunity: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null } };
+export type UpdateCommunityMutation = { updateCommunity: { id: string, name: string, handle: string, description: string, isPublic: boolean, category: string | null, createdAt: string, updatedAt: string, memberCount: number, viewerRole: Role | null, metadata: unknown, settings: { visibility: string, joinPolicy: string, defaultPostVisibility: string, moderation: { requireApproval: boolean, newMemberPostLimit: number, blockedWords: Array<string>, blockedDomains: Array<string> } | null } } };
 
 export type DeleteCommunityMutationVariables = Exact<{
   id: string | number;
@@ -648,6 +701,7 @@ export interface RestOperations {
   CreateCommunity: { result: CreateCommunityMutation; variables: CreateCommunityMutationVariables };
   CreateCourse: { result: CreateCourseMutation; variables: CreateCourseMutationVariables };
   CreateEvent: { result: CreateEventMutation; variables: CreateEventMutationVariables };
+  CreatePersonalApiKey: { result: CreatePersonalApiKeyMutation; variables: CreatePersonalApiKeyMutationVariables };
   CreatePost: { result: CreatePostMutation; variables: CreatePostMutationVariables };
   CreateWebhookEndpoint: { result: CreateWebhookEndpointMutation; variables: CreateWebhookEndpointMutationVariables };
   DeleteCommunity: { result: DeleteCommunityMutation; variables: DeleteCommunityMutationVariables };
@@ -669,6 +723,7 @@ export interface RestOperations {
   ListEvents: { result: ListEventsQuery; variables: ListEventsQueryVariables };
   ListMembers: { result: ListMembersQuery; variables: ListMembersQueryVariables };
   ListPosts: { result: ListPostsQuery; variables: ListPostsQueryVariables };
+  PersonalApiKeys: { result: PersonalApiKeysQuery; variables: PersonalApiKeysQueryVariables };
   PlatformEvents: { result: PlatformEventsQuery; variables: PlatformEventsQueryVariables };
   PlatformMe: { result: PlatformMeQuery; variables: PlatformMeQueryVariables };
   PlatformMember: { result: PlatformMemberQuery; variables: PlatformMemberQueryVariables };
@@ -679,6 +734,7 @@ export interface RestOperations {
   RemoveMember: { result: RemoveMemberMutation; variables: RemoveMemberMutationVariables };
   ResendWebhookDelivery: { result: ResendWebhookDeliveryMutation; variables: ResendWebhookDeliveryMutationVariables };
   RevokeApiKey: { result: RevokeApiKeyMutation; variables: RevokeApiKeyMutationVariables };
+  RevokePersonalApiKey: { result: RevokePersonalApiKeyMutation; variables: RevokePersonalApiKeyMutationVariables };
   TestWebhookEndpoint: { result: TestWebhookEndpointMutation; variables: TestWebhookEndpointMutationVariables };
   UpdateCommunity: { result: UpdateCommunityMutation; variables: UpdateCommunityMutationVariables };
   UpdateMemberRole: { result: UpdateMemberRoleMutation; variables: UpdateMemberRoleMutationVariables };

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { AppDeps, Caller, RequestContext } from '../../subgraphs/kernel/index.js';
+import { WELL_FORMED_REQUEST_ID, withRequestId } from '../../subgraphs/kernel/logging.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -14,18 +15,20 @@ declare global {
   }
 }
 
-const SAFE_ID = /^[A-Za-z0-9._-]{1,100}$/;
-
-/** Request id (the caller's `x-request-id` when sane, else a UUID) on the request, the response and every log line. */
+/**
+ * Request id (the caller's `x-request-id` when well-formed, see `WELL_FORMED_REQUEST_ID`, else a UUID) on the request,
+ * the response and every log line written while serving it (`withRequestId`: service code logging on `app.log` too).
+ */
 export function requestLogging(log: Logger): RequestHandler {
   const http = pinoHttp({
     logger: log,
     genReqId: (req, res) => {
       const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && SAFE_ID.test(given) ? given : randomUUID();
+      const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
       res.setHeader('x-request-id', id);
       return id;
     },
+    customProps: (req) => ({ requestId: String(req.id) }),
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     // Only what is needed: response headers carry Set-Cookie (session tokens), request URLs may carry queries.
     serializers: {
@@ -37,7 +40,7 @@ export function requestLogging(log: Logger): RequestHandler {
     http(req, res);
     req.requestId = String(req.id);
     req.caller = null;
-    next();
+    withRequestId(req.requestId, next);
   };
 }
 

@@ -169,7 +169,7 @@ export type CreateChallengeInput = {
   accessType?: InputMaybe<Scalars['String']['input']>;
   /** Default 0. */
   xpReward?: InputMaybe<Scalars['Int']['input']>;
-  /** Major units, at most 2 decimals; required (above 0) when paid, absent or 0 otherwise. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); required (above 0) when paid, absent or 0 otherwise. */
   price?: InputMaybe<Scalars['Float']['input']>;
   /** ISO 4217, default BRL. */
   currency?: InputMaybe<Scalars['String']['input']>;

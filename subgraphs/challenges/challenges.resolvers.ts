@@ -19,18 +19,18 @@ export const resolvers: Resolvers = {
     checkIn: (_, a, ctx) => service.checkIn(ctx, a.communityId, a.challengeId, a.input),
   },
   Challenge: {
-    __resolveReference: (r, ctx) => service.challengeById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableChallenge(ctx, r.id),
     community: (c) => ref('Community', c.communityId),
     price: (c) => fromCents(c.priceCents),
     createdBy: (c) => ref('User', c.createdBy),
     viewerEnrollment: (c, _, ctx) => service.viewerEnrollment(ctx, c.id),
   },
   ChallengeEnrollment: {
-    challenge: async (e, _, ctx, info) => nonNull(await service.challengeById(ctx, e.challengeId), info),
+    challenge: async (e, _, ctx, info) => nonNull(await service.readableChallenge(ctx, e.challengeId), info),
     user: (e) => ref('User', e.userId),
   },
   ChallengeCheckin: {
-    challenge: async (c, _, ctx, info) => nonNull(await service.challengeById(ctx, c.challengeId), info),
+    challenge: async (c, _, ctx, info) => nonNull(await service.readableChallenge(ctx, c.challengeId), info),
     user: (c) => ref('User', c.userId),
   },
   LeaderboardEntry: {

@@ -7,6 +7,7 @@ import {
   type RevocationHandler,
   startCheckout,
   priceSchema,
+  refinePriceToCurrency,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -24,7 +25,7 @@ import {
   viewerLoader,
   text,
 } from '../kernel/index.js';
-import { awardXp, requireActiveMember, requireRole, requireView, requireVisible } from '../members/index.js';
+import { awardXp, requireActiveMember, requireRole, requireView, requireVisible, visibleOrNull } from '../members/index.js';
 import * as repo from './challenges.repository.js';
 import { CHECKIN_XP, currentStreak, dayAt, runEndingAtHighest } from './challenges.streak.js';
 import {
@@ -66,6 +67,7 @@ const createInput = z
     if (v.accessType !== 'paid' && v.price) {
       ctx.addIssue({ code: 'custom', path: ['price'], message: 'price is only for paid challenges' });
     }
+    refinePriceToCurrency(v, ctx);
   });
 
 const checkinInput = z.object({
@@ -106,8 +108,17 @@ export async function listChallenges(
   return toPage(await repo.listChallenges(ctx.app.database.db, community.id, p.perPage + 1, p.offset), p);
 }
 
-/** A challenge by id without an access check, for entity references (ids come from us). */
+/** A challenge by id without an access check (batched per request): for services that check access themselves. */
 export const challengeById = (ctx: RequestContext, id: string): Promise<Challenge | null> => challengeLoader(ctx).load(id);
+
+/**
+ * The challenge when the caller may see it, by the rule of `getChallenge` (the root field `challenge`: anyone who
+ * sees the tribe's content), else null: what an entity reference, an enrollment's and a check-in's challenge answer,
+ * so that a private tribe's challenge never reaches an outsider through a seam.
+ */
+export async function readableChallenge(ctx: RequestContext, id: string): Promise<Challenge | null> {
+  return visibleOrNull(ctx, await challengeLoader(ctx).load(id));
+}
 
 /** The caller's enrollment in the challenge, or null (batched per request). */
 export const viewerEnrollment = (ctx: RequestContext, challengeId: string): Promise<ChallengeEnrollment | null> =>

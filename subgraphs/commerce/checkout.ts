@@ -77,9 +77,12 @@ declare module '../kernel/context.js' {
 }
 
 /**
- * Marks a pending order paid, runs its item type's fulfilment, records it in the wallet's ledger and emits `order.paid`, all in `tx` (all or
- * nothing). Idempotent: an order already paid (also one refunded since) changes nothing and returns `changed: false`.
- * An unknown order is `not_found`; a failed one (or one refunded without a payment) is `order_not_payable` (409).
+ * Marks a pending order paid, runs its item type's fulfilment, records it in the wallet's ledger and emits
+ * `payment.completed` (the money came in: provider and payment reference) and `order.paid` (the order is paid, its
+ * item granted), all in `tx` (all or nothing). Idempotent: an order already paid (also one refunded since) changes
+ * nothing, emits nothing and returns `changed: false`. An unknown order is `not_found`; a failed one (or one refunded
+ * without a payment) is `order_not_payable` (409). `paymentId`: the provider's id of the payment (Stripe's payment
+ * intent or checkout session), null for the manual provider.
  */
 export async function markOrderPaid(
   app: AppDeps,
@@ -87,6 +90,7 @@ export async function markOrderPaid(
   orderId: string,
   paidAt: Date = new Date(),
   provider: 'manual' | 'stripe' = 'manual',
+  paymentId: string | null = null,
 ): Promise<{ order: Order; changed: boolean }> {
   if (!isUuid(orderId)) throw notFound('Order');
   const paid = await repo.markPaidIfPending(tx, orderId, paidAt, provider);
@@ -104,7 +108,9 @@ export async function markOrderPaid(
   const outcome = await fulfil(tx, paid, paidAt);
   // The wallet's ledger: the price less the platform fee to the tribe's pending balance (docs/wallet.md).
   await recordOrderPaid(tx, { orderId: paid.id }, { feeBps: app.config.wallet.platformFeeBps, holdDays: app.config.wallet.payoutHoldDays });
-  await emitEvent(tx, paid.communityId, 'order.paid', await orderEventData(tx, paid));
+  const data = await orderEventData(tx, paid);
+  await emitEvent(tx, paid.communityId, 'payment.completed', { ...data, provider, paymentId, paidAt: paidAt.toISOString() });
+  await emitEvent(tx, paid.communityId, 'order.paid', data);
   if (outcome?.refundRequired) return { order: await requestRefund(tx, paid, outcome.refundRequired, paidAt), changed: true };
   return { order: paid, changed: true };
 }

@@ -12,7 +12,7 @@ export type { ItemType, PendingOrderInput, FulfilmentHandler, FulfilmentTable, R
 export { refundOrder, refundRequests, refundsOf } from './refunds.service.js';
 export type { OrderRefund, RefundStatus } from './refunds.service.js';
 export { STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
-export { toCents, fromCents, priceSchema, currencySchema, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';
+export { toCents, fromCents, priceSchema, currencySchema, refinePriceToCurrency, DEFAULT_CURRENCY, MAX_PRICE_CENTS } from './money.js';
 export { receiveStripeEvent, markTribeOrderPaid, STRIPE_PAYING_EVENTS } from './payments.service.js';
 export type { WebhookReceipt } from './payments.service.js';
 export { verifyStripeSignature, STRIPE_TOLERANCE_SECONDS } from './stripe.js';

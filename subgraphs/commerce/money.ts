@@ -34,6 +34,31 @@ export const priceSchema = z.union([z.number(), z.string()], { error: 'price mus
   return cents;
 });
 
+/** Digits after the decimal point of a currency by ISO 4217 (BRL 2, JPY 0, KWD 3), as Intl knows them; 2 when unknown. */
+export function fractionDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * Refuses, at `price`, a price with more decimals than its currency has (`JPY 100.5`: the yen has none), so every
+ * stored price is a whole number of the currency's smallest unit and a payment provider can charge it exactly.
+ * Prices are stored in hundredths, so a three-decimal currency (KWD, BHD, OMR...) is priced to two decimals at most,
+ * which `priceSchema` already holds. For a zod `superRefine` over an input with `price` (hundredths) and `currency`.
+ */
+export function refinePriceToCurrency(input: { price?: number | null; currency?: string | null }, ctx: z.RefinementCtx): void {
+  if (!input.price) return;
+  const currency = input.currency ?? DEFAULT_CURRENCY;
+  const digits = fractionDigits(currency);
+  if (digits < 2 && input.price % 10 ** (2 - digits) !== 0) {
+    const allowed = digits === 0 ? 'no decimals' : `at most ${digits} decimal`;
+    ctx.addIssue({ code: 'custom', path: ['price'], message: `price in ${currency} takes ${allowed} (ISO 4217 minor unit)` });
+  }
+}
+
 /** A zod schema for an ISO 4217 currency code (case-insensitive in, upper case out). */
 export const currencySchema = z
   .string({ error: 'currency must be an ISO 4217 code such as BRL' })

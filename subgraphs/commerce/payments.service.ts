@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getCommunityByHandle } from '../communities/index.js';
-import { type AppDeps, DomainError, type RequestContext, invalid, isUuid, notFound } from '../kernel/index.js';
+import { type AppDeps, DomainError, type RequestContext, acceptedSecrets, invalid, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
 import { markOrderPaid, payNow } from './checkout.js';
 import { findOrdersByIds } from './commerce.repository.js';
@@ -9,7 +9,8 @@ import type { Order } from './commerce.tables.js';
 import * as repo from './payments.repository.js';
 import { recordPaymentRefs } from './refunds.service.js';
 import { verifyStripeSignature } from './stripe.js';
-import { fractionDigits, receiveStripeRefund, STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
+import { fractionDigits } from './money.js';
+import { receiveStripeRefund, STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
 
 /**
  * Stripe event types that pay an order named by `data.object.metadata.order_id`. A completed checkout session
@@ -53,13 +54,19 @@ function checkAmount(order: Order, object: Record<string, unknown>): void {
   }
 }
 
+/** Stripe's id of the payment: the payment intent (named by a checkout session, or the object itself), else the object's id. */
+function stripePaymentId(object: Record<string, unknown>): string | null {
+  if (typeof object.payment_intent === 'string' && object.payment_intent) return object.payment_intent.slice(0, 255);
+  return typeof object.id === 'string' && object.id ? object.id.slice(0, 255) : null;
+}
+
 /**
  * Handles one inbound Stripe-format webhook (`POST /webhooks/payments/stripe`). Order of checks: the secret is
  * configured (else 503 `payments_not_configured`), the signature over the RAW body is valid and fresh (else 400
  * `invalid_signature`), the body is an event (400 `invalid_payload`). Paying events name our order in
  * `data.object.metadata.order_id` (400 `missing_order_id`, `unknown_order`, `amount_mismatch`); in ONE
- * transaction the provider event id is recorded, the order is marked paid, its item granted and `order.paid`
- * emitted. Refund events (`STRIPE_REFUND_EVENTS`) go to `receiveStripeRefund`. A provider event id seen before changes
+ * transaction the provider event id is recorded, the order is marked paid, its item granted and `payment.completed`
+ * and `order.paid` emitted. Refund events (`STRIPE_REFUND_EVENTS`) go to `receiveStripeRefund`. A provider event id seen before changes
  * nothing and is answered like the first time; other event types are acknowledged and ignored. Every refusal changes
  * nothing.
  */
@@ -67,7 +74,8 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
   const secret = app.config.payments.stripeWebhookSecret;
   if (!secret) throw new DomainError('unavailable', 'payments_not_configured', 'STRIPE_WEBHOOK_SECRET is not set.');
   const now = app.clock();
-  const failure = verifyStripeSignature({ header: signatureHeader, payload: rawBody, secret, now });
+  const secrets = acceptedSecrets(secret, app.config.payments.stripeWebhookSecretPrevious);
+  const failure = verifyStripeSignature({ header: signatureHeader, payload: rawBody, secret: secrets, now });
   if (failure) {
     app.log.warn({ reason: failure }, 'stripe webhook refused: bad signature');
     throw invalid('invalid_signature', 'The Stripe-Signature header does not match the body, or its timestamp is not within 300 seconds.');
@@ -104,7 +112,7 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
       const first = await repo.recordProviderEvent(tx, { provider: 'stripe', eventId: event.id, eventType: event.type, orderId: order.id, receivedAt: now });
       if (!first) return; // a replay: processed before, nothing changes
       checkAmount(order, object);
-      await markOrderPaid(app, tx, order.id, now, 'stripe');
+      await markOrderPaid(app, tx, order.id, now, 'stripe', stripePaymentId(object));
       // A refund event names the payment (intent, charge), not our order: remember them.
       await recordPaymentRefs(tx, 'stripe', order.id, [object.id, object.payment_intent, object.latest_charge, object.charge]);
     });

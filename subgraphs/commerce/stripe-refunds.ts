@@ -1,5 +1,6 @@
 import { type AppDeps, DomainError, invalid, isUuid } from '../kernel/index.js';
 import { findOrder } from './commerce.repository.js';
+import { fractionDigits } from './money.js';
 import * as payments from './payments.repository.js';
 import { applyRefund, applyRefundedTotal, orderIdByPaymentRef } from './refunds.service.js';
 import type { RefundStatus } from './refunds.tables.js';
@@ -19,15 +20,6 @@ const STATUSES: Record<string, RefundStatus> = {
 };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
-
-/** Digits after the decimal point of a currency (BRL 2, JPY 0, KWD 3), as Intl knows them. */
-export function fractionDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
 
 /**
  * Stripe's amount (the currency's smallest unit: yen, cents, 1/1000 dinar) in the order's hundredths, or null when it

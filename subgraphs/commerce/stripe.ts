@@ -11,8 +11,11 @@ export interface StripeSignatureInput {
   header: string | undefined;
   /** The raw request body, byte for byte as received (never re-serialised JSON). */
   payload: Buffer;
-  /** The endpoint's signing secret (`whsec_...`), used as is as the HMAC key, as Stripe does. */
-  secret: string;
+  /**
+   * The endpoint's signing secret (`whsec_...`), used as is as the HMAC key, as Stripe does; or several (the current
+   * and the previous one during a rotation): a `v1` made with any of them is accepted.
+   */
+  secret: string | readonly string[];
   now: Date;
   toleranceSeconds?: number;
 }
@@ -39,12 +42,14 @@ export function verifyStripeSignature(input: StripeSignatureInput): StripeSignat
   if (!t || !/^\d{1,12}$/.test(t) || v1.length === 0) return 'malformed_header';
   // Whole seconds, as Stripe's own libraries compare them.
   if (Math.abs(Math.floor(now.getTime() / 1000) - Number(t)) > toleranceSeconds) return 'timestamp_out_of_tolerance';
-  const expected = createHmac('sha256', secret).update(`${t}.`).update(payload).digest();
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  const expected = secrets.map((one) => createHmac('sha256', one).update(`${t}.`).update(payload).digest());
   let matched = false;
   for (const candidate of v1) {
     if (!/^[0-9a-fA-F]{64}$/.test(candidate)) continue;
-    // Every candidate is compared (no early exit), each in constant time.
-    if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
+    // Every candidate is compared with every secret's MAC (no early exit), each in constant time.
+    const given = Buffer.from(candidate, 'hex');
+    for (const mac of expected) if (timingSafeEqual(mac, given)) matched = true;
   }
   return matched ? null : 'no_matching_signature';
 }

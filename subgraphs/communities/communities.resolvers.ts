@@ -1,4 +1,4 @@
-import { DateTime, loadTypeDefs } from '../kernel/graphql.js';
+import { DateTime, JSONScalar, loadTypeDefs } from '../kernel/graphql.js';
 import { invalid } from '../kernel/index.js';
 import * as service from './communities.service.js';
 import type { Resolvers } from './communities.generated.js';
@@ -22,7 +22,16 @@ export const resolvers: Resolvers = {
     updateCommunity: (_, a, ctx) => service.updateCommunity(ctx, a.id, a.input),
     deleteCommunity: (_, a, ctx) => service.deleteCommunity(ctx, a.id),
   },
+  JSON: JSONScalar,
   Community: {
     __resolveReference: (ref, ctx) => service.findCommunity(ctx, ref.id),
+    settings: (c) => service.communitySettings(c),
+    metadata: (c) => c.metadata ?? {},
+  },
+  CommunitySettings: {
+    __resolveReference: async (ref, ctx) => {
+      const community = await service.findCommunity(ctx, ref.communityId);
+      return community ? service.communitySettings(community) : null;
+    },
   },
 };

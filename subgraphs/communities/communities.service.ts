@@ -12,6 +12,7 @@ import {
   pageRequest,
   toConnection,
   isUniqueViolation,
+  nameText,
   notFound,
   paging,
   parseInput,
@@ -22,6 +23,7 @@ import {
 } from '../kernel/index.js';
 import { type Community, findCommunity, getCommunity, refreshCommunity, tribeRecords as repo } from '../tribes/index.js';
 import { CATEGORIES, type Category } from './communities.categories.js';
+import { metadataInput } from './communities.metadata.js';
 import * as discovery from './communities.repository.js';
 import type { DiscoverKey, DiscoverSort } from './communities.repository.js';
 
@@ -30,7 +32,7 @@ export { findCommunity, getCommunity, getCommunityByHandle } from '../tribes/ind
 
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 const fields = {
-  name: text({ max: 100, min: 1, trim: true, tooShort: 'name is required' }),
+  name: nameText({ max: 100, min: 1, trim: true, tooShort: 'name is required' }),
   handle: z
     .string()
     .trim()
@@ -50,6 +52,7 @@ const createInput = z.object({
   description: fields.description.optional().nullable(),
   isPublic: fields.isPublic.optional().nullable(),
   category: fields.category.optional(),
+  metadata: metadataInput.optional(),
 });
 const updateInput = z.object({
   name: fields.name.optional(),
@@ -57,7 +60,29 @@ const updateInput = z.object({
   description: fields.description.nullable().optional(),
   isPublic: fields.isPublic.optional(),
   category: fields.category.optional(),
+  metadata: metadataInput.optional(),
 });
+
+/** A tribe's own switches as `Community.settings` shows them (the automod part: the content domain's `CommunitySettings.moderation`). */
+export interface CommunitySettings {
+  communityId: string;
+  /** `public` or `private` (`isPublic`). */
+  visibility: 'public' | 'private';
+  /** `open` for a public tribe, `invite_only` for a private one (joining needs an invite code). */
+  joinPolicy: 'open' | 'invite_only';
+  /** What createPost makes a post without a visibility: always `public`. */
+  defaultPostVisibility: 'public';
+}
+
+/** The switches of a tribe, derived from its record: a read-only mirror of what is set elsewhere. */
+export function communitySettings(community: Community): CommunitySettings {
+  return {
+    communityId: community.id,
+    visibility: community.isPublic ? 'public' : 'private',
+    joinPolicy: community.isPublic ? 'open' : 'invite_only',
+    defaultPostVisibility: 'public',
+  };
+}
 
 /** Communities, newest first, optionally filtered by name. */
 export async function listCommunities(
@@ -81,6 +106,7 @@ export async function createCommunity(ctx: RequestContext, raw: unknown): Promis
         description: input.description ?? '',
         isPublic: input.isPublic ?? true,
         category: input.category ?? null,
+        metadata: input.metadata ?? {},
         createdBy: userId,
       });
       await addOwner(tx, community.id, userId);
@@ -92,7 +118,7 @@ export async function createCommunity(ctx: RequestContext, raw: unknown): Promis
   }
 }
 
-/** Updates only the sent fields (owner or admin). */
+/** Updates only the sent fields (owner or admin); `metadata` replaces the stored object whole. */
 export async function updateCommunity(ctx: RequestContext, id: string, raw: unknown): Promise<Community> {
   const community = await getCommunity(ctx, id);
   await requireRole(ctx, community.id, 'admin');

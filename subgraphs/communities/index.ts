@@ -7,6 +7,8 @@ export {
   discoverCommunities,
   communityCategories,
   CATEGORIES,
+  communitySettings,
 } from './communities.service.js';
-export type { Category, DiscoverSort } from './communities.service.js';
+export { METADATA_KEY, METADATA_LIMITS } from './communities.metadata.js';
+export type { Category, CommunitySettings, DiscoverSort } from './communities.service.js';
 export type { Community } from './communities.service.js';

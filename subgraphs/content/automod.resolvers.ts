@@ -15,6 +15,10 @@ export const automodResolvers = {
   ModerationSettings: {
     community: (s) => ref('Community', s.communityId),
   },
+  CommunitySettings: {
+    __resolveReference: (r) => ({ communityId: r.communityId }),
+    moderation: (s, _, ctx) => service.readableModerationSettings(ctx, s.communityId),
+  },
   HeldContent: {
     post: (h) => (h.kind === 'post' ? h.post : null),
     comment: (h) => (h.kind === 'comment' ? h.comment : null),

@@ -65,6 +65,15 @@ export async function moderationSettings(ctx: RequestContext, communityId: strin
   return settingsOf(ctx, community.id);
 }
 
+/**
+ * A tribe's automod settings when the caller may read them (moderators and above, as `moderationSettings`), else
+ * null: what `Community.settings.moderation` answers, so everyone else sees no blocked words or domains.
+ */
+export async function readableModerationSettings(ctx: RequestContext, communityId: string): Promise<ModerationSettings | null> {
+  const role = await viewerRole(ctx, communityId);
+  return role && RANK[role] >= RANK.moderator ? settingsOf(ctx, communityId) : null;
+}
+
 const entry = text({ max: AUTOMOD_LIMITS.domainChars });
 const list = z.array(entry).max(AUTOMOD_LIMITS.entries, `at most ${AUTOMOD_LIMITS.entries} entries`);
 const settingsInput = z.object({

@@ -5,18 +5,15 @@ import { RANK, recordActivity, requireActiveMember, requireRole, viewerRole } fr
 import { emitEvent } from '../outbox/index.js';
 import * as comments from './comments.repository.js';
 import { bumpPostCounters } from './content.repository.js';
-import { cleanBody, getPost, seesRemoved } from './content.service.js';
+import { cleanBody, getPost, seesRemoved, withBody } from './content.service.js';
 import type { Comment } from './content.tables.js';
 import { clearCommentMentions, syncMentions } from './mentions.service.js';
 import { requireUnderPostingLimit } from './posting-limit.js';
 import { reportHeld, screenComment } from './automod.service.js';
 
 const commentText = text({ max: 50_000 });
-const commentInput = z.object({
-  content: commentText,
-  parentId: z.string().refine(isUuid, 'parent_id must be a UUID or null').optional().nullable(),
-});
-const updateCommentInput = z.object({ content: commentText });
+const commentInput = withBody({ parentId: z.string().refine(isUuid, 'parent_id must be a UUID or null').optional().nullable() }, commentText, true);
+const updateCommentInput = withBody({}, commentText, true);
 
 /**
  * Comments of a post the caller may see, oldest first (threads via `parentId`; tombstones keep their place). Comments
@@ -51,7 +48,7 @@ export async function createComment(
   const { userId } = await requireActiveMember(ctx, post.communityId);
   const input = parseInput(commentInput, raw);
   if (post.status !== 'published') throw invalid('invalid_input', 'Comments are open on published posts only.');
-  const body = cleanBody(input.content);
+  const body = cleanBody(input.body ?? '', input.bodyField);
   const now = ctx.app.clock();
   const screened = await screenComment(ctx, post.communityId, body);
   return ctx.app.database.db.transaction(async (tx) => {
@@ -117,7 +114,7 @@ async function changeableComment(ctx: RequestContext, communityId: string | null
 export async function updateComment(ctx: RequestContext, communityId: string | null | undefined, id: string, raw: unknown): Promise<Comment> {
   const comment = await changeableComment(ctx, communityId, id);
   const input = parseInput(updateCommentInput, raw);
-  const body = cleanBody(input.content);
+  const body = cleanBody(input.body ?? '', input.bodyField);
   const now = ctx.app.clock();
   return ctx.app.database.db.transaction(async (tx) => {
     const row = await comments.updateCommentBody(tx, comment.id, body, now);

@@ -180,8 +180,13 @@ export type CommentPage = {
 };
 
 export type CreatePostInput = {
-  /** HTML; anything that could run script is removed. */
-  content: Scalars['String']['input'];
+  /** HTML; anything that could run script is removed. Required (or its deprecated name content). */
+  body?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
+  content?: InputMaybe<Scalars['String']['input']>;
   mediaUrls?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Moderators and above only. */
   isPinned?: InputMaybe<Scalars['Boolean']['input']>;
@@ -193,6 +198,12 @@ export type CreatePostInput = {
 
 /** Only the fields sent change. */
 export type UpdatePostInput = {
+  /** HTML, sanitized as on creation. */
+  body?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
   content?: InputMaybe<Scalars['String']['input']>;
   mediaUrls?: InputMaybe<Array<Scalars['String']['input']>>;
   isPinned?: InputMaybe<Scalars['Boolean']['input']>;
@@ -201,13 +212,24 @@ export type UpdatePostInput = {
 };
 
 export type CreateCommentInput = {
-  content: Scalars['String']['input'];
+  /** HTML; anything that could run script is removed. Required (or its deprecated name content). */
+  body?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
+  content?: InputMaybe<Scalars['String']['input']>;
   parentId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type UpdateCommentInput = {
-  /** HTML, sanitized and validated as on creation. */
-  content: Scalars['String']['input'];
+  /** HTML, sanitized and validated as on creation. Required (or its deprecated name content). */
+  body?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The deprecated name of body.
+   * @deprecated Use body: the one name of the text on every surface (Post.body, Comment.body, the Platform API, the Application API). Still accepted; sending both is BAD_USER_INPUT.
+   */
+  content?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A full-text search result: a post, or a comment with its post. */
@@ -469,6 +491,14 @@ export type ModerationSettingsInput = {
   requireApproval?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
+/** A tribe's settings (the communities subgraph owns the entity): the automod part lives here. */
+export type CommunitySettings = {
+  __typename?: 'CommunitySettings';
+  communityId: Scalars['ID']['output'];
+  /** The tribe's automod settings (moderationSettings; updateModerationSettings changes them): null unless the caller is a moderator or above. */
+  moderation?: Maybe<ModerationSettings>;
+};
+
 /** A held post or comment waiting for review (exactly one of post and comment is set). */
 export type HeldContent = {
   __typename?: 'HeldContent';
@@ -579,6 +609,7 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping of federation types */
 export type FederationTypes = {
   Post: Post;
+  CommunitySettings: CommunitySettings;
 };
 
 /** Mapping of federation reference types */
@@ -586,6 +617,9 @@ export type FederationReferenceTypes = {
   Post:
     ( { __typename: 'Post' }
     & GraphQLRecursivePick<FederationTypes['Post'], {"id":true}> );
+  CommunitySettings:
+    ( { __typename: 'CommunitySettings' }
+    & GraphQLRecursivePick<FederationTypes['CommunitySettings'], {"communityId":true}> );
 };
 
 
@@ -625,6 +659,7 @@ export type ResolversTypes = {
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ModerationSettings: ResolverTypeWrapper<ModerationSettingsModel>;
   ModerationSettingsInput: ModerationSettingsInput;
+  CommunitySettings: ResolverTypeWrapper<Omit<CommunitySettings, 'moderation'> & { moderation?: Maybe<ResolversTypes['ModerationSettings']> }>;
   HeldContent: ResolverTypeWrapper<HeldItemModel>;
   HeldContentConnection: ResolverTypeWrapper<Omit<HeldContentConnection, 'edges'> & { edges: Array<ResolversTypes['HeldContentEdge']> }>;
   HeldContentEdge: ResolverTypeWrapper<Omit<HeldContentEdge, 'node'> & { node: ResolversTypes['HeldContent'] }>;
@@ -664,6 +699,7 @@ export type ResolversParentTypes = {
   Mutation: Record<PropertyKey, never>;
   ModerationSettings: ModerationSettingsModel;
   ModerationSettingsInput: ModerationSettingsInput;
+  CommunitySettings: Omit<CommunitySettings, 'moderation'> & { moderation?: Maybe<ResolversParentTypes['ModerationSettings']> } | FederationReferenceTypes['CommunitySettings'];
   HeldContent: HeldItemModel;
   HeldContentConnection: Omit<HeldContentConnection, 'edges'> & { edges: Array<ResolversParentTypes['HeldContentEdge']> };
   HeldContentEdge: Omit<HeldContentEdge, 'node'> & { node: ResolversParentTypes['HeldContent'] };
@@ -822,6 +858,12 @@ export type ModerationSettingsResolvers<ContextType = RequestContext, ParentType
   updatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
 };
 
+export type CommunitySettingsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CommunitySettings'] = ResolversParentTypes['CommunitySettings'], FederationReferenceType extends FederationReferenceTypes['CommunitySettings'] = FederationReferenceTypes['CommunitySettings']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['CommunitySettings']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  communityId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  moderation?: Resolver<Maybe<ResolversTypes['ModerationSettings']>, ParentType, ContextType>;
+};
+
 export type HeldContentResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['HeldContent'] = ResolversParentTypes['HeldContent']> = {
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
   comment?: Resolver<Maybe<ResolversTypes['Comment']>, ParentType, ContextType>;
@@ -860,6 +902,7 @@ export type Resolvers<ContextType = RequestContext> = {
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   ModerationSettings?: ModerationSettingsResolvers<ContextType>;
+  CommunitySettings?: CommunitySettingsResolvers<ContextType>;
   HeldContent?: HeldContentResolvers<ContextType>;
   HeldContentConnection?: HeldContentConnectionResolvers<ContextType>;
   HeldContentEdge?: HeldContentEdgeResolvers<ContextType>;

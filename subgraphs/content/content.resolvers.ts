@@ -36,6 +36,7 @@ export const resolvers: Resolvers = {
   },
   ModerationSettings: automodResolvers.ModerationSettings,
   HeldContent: automodResolvers.HeldContent,
+  CommunitySettings: automodResolvers.CommunitySettings,
   Post: {
     __resolveReference: (r, ctx) => service.readablePost(ctx, r.id),
     community: (p) => ref('Community', p.communityId),

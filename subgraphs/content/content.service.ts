@@ -37,6 +37,30 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
 };
 
+/**
+ * An input with a post's or comment's text (issue 31, one vocabulary): `body` is its name on every surface (GraphQL
+ * `Post.body`, the Platform API, the Application API), and `content`, its name in GraphQL input and the resource API
+ * until then, stays accepted as a deprecated alias. Each is validated under the name sent (errors name it); both at
+ * once is `invalid_input`; `required`: one of them must be sent. The parsed input carries the text as `body` and
+ * `bodyField`, the name it came under.
+ */
+export function withBody<S extends z.ZodRawShape>(shape: S, text: z.ZodString, required: boolean) {
+  type Texts = { body?: string | null; content?: string | null };
+  return z
+    .object({ ...shape, body: text.optional().nullable(), content: text.optional().nullable() })
+    .superRefine((v, issues) => {
+      const texts = v as Texts;
+      const sent = (['body', 'content'] as const).filter((k) => texts[k] !== undefined && texts[k] !== null);
+      if (sent.length === 2) issues.addIssue({ code: 'custom', path: ['body'], message: 'send body or content (its deprecated name), not both' });
+      else if (required && sent.length === 0) issues.addIssue({ code: 'custom', path: ['body'], message: 'is required' });
+    })
+    .transform((v) => {
+      const { body, content, ...rest } = v as unknown as Texts & z.output<z.ZodObject<S>>;
+      const fromContent = (body === undefined || body === null) && content !== undefined && content !== null;
+      return { ...rest, body: (body ?? content ?? undefined) as string | undefined, bodyField: fromContent ? ('content' as const) : ('body' as const) };
+    });
+}
+
 /** Strips everything that could run script; what is left is safe to render as HTML. */
 export const sanitizeContent = (html: string): string => sanitizeHtml(html, SANITIZE).trim();
 
@@ -53,20 +77,26 @@ const postFields = {
   visibility: z.enum(VISIBILITIES),
   status: z.enum(POST_STATUSES),
 };
-const createPostInput = z.object({
-  content: postFields.content,
-  mediaUrls: postFields.mediaUrls.optional().nullable(),
-  isPinned: postFields.isPinned.optional().nullable(),
-  visibility: postFields.visibility.optional().nullable(),
-  status: postFields.status.optional().nullable(),
-});
-const updatePostInput = z.object({
-  content: postFields.content.optional(),
-  mediaUrls: postFields.mediaUrls.optional(),
-  isPinned: postFields.isPinned.optional(),
-  visibility: postFields.visibility.optional(),
-  status: postFields.status.optional(),
-});
+const createPostInput = withBody(
+  {
+    mediaUrls: postFields.mediaUrls.optional().nullable(),
+    isPinned: postFields.isPinned.optional().nullable(),
+    visibility: postFields.visibility.optional().nullable(),
+    status: postFields.status.optional().nullable(),
+  },
+  content,
+  true,
+);
+const updatePostInput = withBody(
+  {
+    mediaUrls: postFields.mediaUrls.optional(),
+    isPinned: postFields.isPinned.optional(),
+    visibility: postFields.visibility.optional(),
+    status: postFields.status.optional(),
+  },
+  content,
+  false,
+);
 const listInput = z.object({
   pinned: z.boolean().optional().nullable(),
   authorId: z.string().refine(isUuid, 'author_id must be a UUID').optional().nullable(),
@@ -138,11 +168,11 @@ export async function listPosts(ctx: RequestContext, communityId: string, raw: u
   return toPage(rows, p);
 }
 
-/** Sanitized post or comment text, or `invalid_input` when nothing is left of it. */
-export function cleanBody(raw: string): string {
+/** Sanitized post or comment text, or `invalid_input` (naming `field`, the name it was sent under) when nothing is left of it. */
+export function cleanBody(raw: string, field: 'body' | 'content' = 'body'): string {
   const body = sanitizeContent(raw);
-  if (!body) throw invalid('invalid_input', 'content: is required and must contain text after removing unsafe HTML.', [
-    { field: 'content', message: 'is required' },
+  if (!body) throw invalid('invalid_input', `${field}: is required and must contain text after removing unsafe HTML.`, [
+    { field, message: 'is required' },
   ]);
   return body;
 }
@@ -160,7 +190,7 @@ export async function createPost(ctx: RequestContext, communityId: string, raw: 
   const { role, userId } = await requireActiveMember(ctx, community.id);
   const input = parseInput(createPostInput, raw);
   if (input.isPinned && RANK[role] < RANK.moderator) throw forbidden('Pinning posts needs the moderator role or above.');
-  const body = cleanBody(input.content);
+  const body = cleanBody(input.body ?? '', input.bodyField);
   const mediaUrls = await usableMedia(ctx, community, input.mediaUrls ?? []);
   const now = ctx.app.clock();
   // Automod: holds a published post it flags for review; refuses a new member's post past the tribe's limit.
@@ -210,7 +240,7 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   const input = parseInput(updatePostInput, raw);
   const isAuthor = post.authorId === userId;
   const isModerator = RANK[role] >= RANK.moderator;
-  const editsBody = input.content !== undefined || input.mediaUrls !== undefined || input.visibility !== undefined || input.status !== undefined;
+  const editsBody = input.body !== undefined || input.mediaUrls !== undefined || input.visibility !== undefined || input.status !== undefined;
   if (editsBody && !isAuthor) throw forbidden('Only the author edits a post.');
   if (input.isPinned !== undefined && !isModerator) throw forbidden('Pinning posts needs the moderator role or above.');
   if (post.status === 'pending_review' && input.status !== undefined) {
@@ -219,10 +249,10 @@ export async function updatePost(ctx: RequestContext, communityId: string | null
   // Automod screens a draft being published as it screens a new post (without counting it again).
   const screened =
     input.status === 'published' && post.status === 'draft'
-      ? await screenPost(ctx, post.communityId, role, input.content !== undefined ? cleanBody(input.content) : post.body)
+      ? await screenPost(ctx, post.communityId, role, input.body !== undefined ? cleanBody(input.body, input.bodyField) : post.body)
       : ({ held: false } as const);
   const patch: Partial<Post> = {};
-  if (input.content !== undefined) patch.body = cleanBody(input.content);
+  if (input.body !== undefined) patch.body = cleanBody(input.body, input.bodyField);
   if (input.mediaUrls !== undefined) patch.mediaUrls = await usableMedia(ctx, await getCommunity(ctx, post.communityId), input.mediaUrls);
   if (input.visibility !== undefined) patch.visibility = input.visibility;
   if (input.status !== undefined) {

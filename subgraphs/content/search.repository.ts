@@ -106,26 +106,35 @@ export function searchStatement(req: SearchRequest): { sql: string; params: unkn
   return new PgDialect().sqlToQuery(searchSql(req));
 }
 
+/** Runs `req` under a statement timeout of `timeoutMs`, local to its own transaction. */
+const runWithin = (db: Executor, req: SearchRequest, timeoutMs: number) =>
+  db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`);
+    return run(tx, req);
+  });
+
 /**
  * One page of hits (see `searchSql`), ranking every match within `budget.timeoutMs` (a statement timeout local to its
  * transaction); past it, the same page over at most `budget.candidates` matches of each kind, which is what a word found
- * in a large share of the posts gets. Returns the rows and whether they come from that bounded second try.
+ * in a large share of the posts gets, under a statement timeout of `budget.fallbackTimeoutMs`. Returns the rows and
+ * whether they come from that bounded second try, or `{ timedOut: true }` when the second try ran out of time too.
  */
 export async function search(
   db: Executor,
   req: SearchRequest,
-  budget: { timeoutMs: number; candidates: number },
-): Promise<{ rows: SearchRow[]; bounded: boolean }> {
+  budget: { timeoutMs: number; candidates: number; fallbackTimeoutMs: number },
+): Promise<{ rows: SearchRow[]; bounded: boolean; timedOut?: false } | { timedOut: true }> {
   if (req.communityIds.length === 0) return { rows: [], bounded: false };
   try {
-    const rows = await db.transaction(async (tx) => {
-      await tx.execute(sql`select set_config('statement_timeout', ${String(budget.timeoutMs)}, true)`);
-      return run(tx, req);
-    });
-    return { rows, bounded: false };
+    return { rows: await runWithin(db, req, budget.timeoutMs), bounded: false };
   } catch (error) {
     if (!isStatementTimeout(error)) throw error;
-    return { rows: await run(db, { ...req, candidates: budget.candidates }), bounded: true };
+  }
+  try {
+    return { rows: await runWithin(db, { ...req, candidates: budget.candidates }, budget.fallbackTimeoutMs), bounded: true };
+  } catch (error) {
+    if (!isStatementTimeout(error)) throw error;
+    return { timedOut: true };
   }
 }
 

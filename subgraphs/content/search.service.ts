@@ -27,6 +27,16 @@ import { START_SEL, STOP_SEL, type SearchKey, type SearchRequest } from './searc
  */
 export const MAX_QUERY_CHARS = 500;
 
+/**
+ * A search whose bounded second try also outran its statement timeout: `BAD_USER_INPUT`, reason
+ * `search_too_expensive`, a field error (the other fields of the document keep their data; HTTP 200), logged as a
+ * warning. Rarer words rank fewer matches; the same search may pass later, when the database is less busy.
+ */
+const searchTooExpensive = () =>
+  invalid('search_too_expensive', 'Search took too long and was stopped: search for rarer words, or retry later.', [
+    { field: 'query', message: 'took too long to search' },
+  ]);
+
 /** A search result as GraphQL's `SearchHit` resolves it. */
 export interface SearchHit {
   post: Post;
@@ -125,14 +135,19 @@ export async function search(
   const digest = createHash('sha256').update(query).digest('base64url');
   const list = `search:${ctx.caller?.userId ?? 'anon'}:${scopeName}:${digest}`;
   const page = pageRequest(ctx, list, args, isSearchKey);
-  const { timeoutMs, fallbackCandidates } = ctx.app.config.search;
-  const { rows, bounded } = query
+  const { timeoutMs, fallbackCandidates, fallbackTimeoutMs } = ctx.app.config.search;
+  const found = query
     ? await repo.search(
         ctx.app.database.db,
         { query, ...scope, viewerId: ctx.caller?.userId ?? null, after: page.after, limit: page.limit + 1 },
-        { timeoutMs, candidates: fallbackCandidates },
+        { timeoutMs, candidates: fallbackCandidates, fallbackTimeoutMs },
       )
     : { rows: [], bounded: false };
+  if (found.timedOut) {
+    ctx.app.log.warn({ requestId: ctx.requestId, timeoutMs, fallbackTimeoutMs, candidates: fallbackCandidates }, 'search ran out of time twice');
+    throw searchTooExpensive();
+  }
+  const { rows, bounded } = found;
   if (bounded) ctx.app.log.warn({ requestId: ctx.requestId, timeoutMs, candidates: fallbackCandidates }, 'search ranked a bounded share of its matches');
   const connection = toConnection(ctx, list, rows, page.limit, (r): SearchKey => [r.rank, r.kind, r.id]);
   const edges = await Promise.all(

@@ -106,9 +106,9 @@ export type LessonVideo = {
   /** The uploaded lesson_video media. */
   mediaId: Scalars['ID']['output'];
   status: LessonVideoStatus;
-  /** The HLS master playlist (/media/{id}/hls.m3u8, signed for a private tribe); null unless READY. */
+  /** The HLS master playlist (/media/{id}/hls.m3u8): signed for the reader (exp, u, sig) in a paid or members-only course, signed in a private tribe's free course; null unless READY. See docs/video.md. */
   hlsUrl?: Maybe<Scalars['String']['output']>;
-  /** A JPEG frame of the video; null unless READY. */
+  /** A JPEG frame of the video, signed as hlsUrl is; null unless READY. */
   posterUrl?: Maybe<Scalars['String']['output']>;
   /** Null unless READY. */
   durationSeconds?: Maybe<Scalars['Float']['output']>;
@@ -167,7 +167,7 @@ export type CreateCourseInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   /** Required: free, paid or members_only. */
   accessType?: InputMaybe<Scalars['String']['input']>;
-  /** Major units, at most 2 decimals; required (above 0) when paid, absent or 0 otherwise. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); required (above 0) when paid, absent or 0 otherwise. */
   price?: InputMaybe<Scalars['Float']['input']>;
   /** ISO 4217, default BRL. */
   currency?: InputMaybe<Scalars['String']['input']>;

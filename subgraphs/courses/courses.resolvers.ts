@@ -22,7 +22,7 @@ export const resolvers: Resolvers = {
     completeLesson: (_, a, ctx) => service.completeLesson(ctx, a.communityId, a.courseId, a.lessonId),
   },
   Course: {
-    __resolveReference: (r, ctx) => service.courseById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableCourse(ctx, r.id),
     community: (c) => ref('Community', c.communityId),
     price: (c) => fromCents(c.priceCents),
     createdBy: (c) => ref('User', c.createdBy),
@@ -37,7 +37,7 @@ export const resolvers: Resolvers = {
     video: (l, _, ctx) => video.lessonVideo(ctx, l),
   },
   CourseEnrollment: {
-    course: async (e, _, ctx, info) => nonNull(await service.courseById(ctx, e.courseId), info),
+    course: async (e, _, ctx, info) => nonNull(await service.readableCourse(ctx, e.courseId), info),
     user: (e) => ref('User', e.userId),
   },
   CourseEnrollResult: {

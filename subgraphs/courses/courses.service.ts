@@ -9,6 +9,7 @@ import {
   type RevocationHandler,
   startCheckout,
   priceSchema,
+  refinePriceToCurrency,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -28,7 +29,7 @@ import {
   viewerLoader,
   text,
 } from '../kernel/index.js';
-import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole } from '../members/index.js';
+import { RANK, awardXp, requireRole, requireView, requireVisible, viewerRole, visibleOrNull } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './courses.repository.js';
 import { ACCESS_TYPES, type Course, type CourseEnrollment, type CourseModule, type Lesson } from './courses.tables.js';
@@ -59,6 +60,7 @@ const createInput = z
     if (v.accessType !== 'paid' && v.price) {
       ctx.addIssue({ code: 'custom', path: ['price'], message: 'price is only for paid courses' });
     }
+    refinePriceToCurrency(v, ctx);
   });
 const moduleInput = z.object({ title, position: position.nullish() });
 const lessonInput = z.object({
@@ -141,8 +143,17 @@ export async function canReadLessons(ctx: RequestContext, courseId: string): Pro
 export const lessonContent = async (ctx: RequestContext, lesson: Lesson): Promise<string | null> =>
   (await canReadLessons(ctx, lesson.courseId)) ? lesson.content : null;
 
-/** A course by id without an access check, for entity references (ids come from us). */
+/** A course by id without an access check (batched per request): for jobs and services that check access themselves. */
 export const courseById = (ctx: RequestContext, id: string): Promise<Course | null> => courseLoader(ctx).load(id);
+
+/**
+ * The course when the caller may see it, by the rule of `getCourse` (the root field `course`: anyone who sees the
+ * tribe's content), else null: what an entity reference and an enrollment's course answer, so that a private
+ * tribe's course never reaches an outsider through a seam. Its lessons keep their own rule (`lessonContent`).
+ */
+export async function readableCourse(ctx: RequestContext, id: string): Promise<Course | null> {
+  return visibleOrNull(ctx, await courseLoader(ctx).load(id));
+}
 
 // ---- writes ----
 

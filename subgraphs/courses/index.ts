@@ -13,3 +13,5 @@ export {
   revokeCourseOrder,
 } from './courses.service.js';
 export type { Course, CourseEnrollment, CourseModule, Lesson, CourseProgress, EnrollResult } from './courses.service.js';
+// The lesson-video rule the media file route applies (AppDeps.lessonVideoAccess, wired in server/deps.ts).
+export { lessonVideoRule } from './lesson-video.js';

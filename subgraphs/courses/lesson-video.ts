@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { type RequestContext, invalid, isUuid, notFound, requestScoped } from '../kernel/index.js';
-import { mediaPath, parseMediaPath, requireUsableMedia, signMediaPath, videoStates, type VideoState } from '../media/index.js';
-import { requireRole } from '../members/index.js';
+import { type LessonVideoAccess, mediaPath, parseMediaPath, requireUsableMedia, signMediaPath, signMediaPathFor, videoStates, type VideoState } from '../media/index.js';
+import { RANK, requireRole, viewerRole } from '../members/index.js';
 import { findCommunity } from '../tribes/index.js';
 import * as repo from './courses.repository.js';
 import * as lessonRepo from './lesson-video.repository.js';
@@ -90,7 +90,9 @@ const statesLoader = (ctx: RequestContext) =>
 
 /**
  * `Lesson.video` for the caller: null without a video or when the course's access rule hides the lesson's content.
- * A private tribe's URLs are signed (the reader passed the lesson's access check); a public tribe's are plain paths.
+ * A paid or members-only course's URLs are signed for the caller (`signMediaPathFor`: the file route checks the
+ * course's rule again for them), in public tribes too; a free course's are signed in a private tribe (the reader
+ * passed the lesson's access check) and plain paths in a public one.
  */
 export async function lessonVideo(ctx: RequestContext, lesson: Lesson): Promise<LessonVideoView | null> {
   if (!lesson.videoMediaId) return null;
@@ -102,6 +104,29 @@ export async function lessonVideo(ctx: RequestContext, lesson: Lesson): Promise<
   if (state.status === 'failed') return { mediaId, status: 'FAILED', hlsUrl: null, posterUrl: null, durationSeconds: null, failureReason: state.failureReason };
   const course = await getCourse(ctx, lesson.courseId);
   const community = await findCommunity(ctx, course.communityId);
-  const url = (variant: string) => (community?.isPublic ? mediaPath(mediaId, variant) : signMediaPath(ctx.app, mediaPath(mediaId, variant)));
+  const viewerId = ctx.caller?.userId;
+  const url = (variant: string) => {
+    const path = mediaPath(mediaId, variant);
+    if (course.accessType !== 'free') return viewerId ? signMediaPathFor(ctx.app, path, viewerId) : null;
+    return community?.isPublic ? path : signMediaPath(ctx.app, path);
+  };
   return { mediaId, status: 'READY', hlsUrl: url('hls.m3u8'), posterUrl: url('poster.jpg'), durationSeconds: state.durationSeconds, failureReason: null };
 }
+
+/**
+ * `AppDeps.lessonVideoAccess` (server/deps.ts), for the media file route: a video that a free course's lesson shows
+ * is `open` (its tribe's rule applies); any other (a paid or members-only course's, or on no lesson) is `allowed` to
+ * `viewerId` when they moderate its tribe or pass the access rule of a course showing it (`canReadLessons`, as
+ * `Lesson.video`), else `refused`.
+ */
+export const lessonVideoRule: LessonVideoAccess = async (ctx, media, viewerId) => {
+  const showing = await lessonRepo.coursesShowingVideo(ctx.app.database.db, media.id);
+  if (showing.some((c) => c.accessType === 'free')) return 'open';
+  if (viewerId === null) return 'refused';
+  // The rule for the user the URL was issued to (a new context: its own per-request loaders).
+  const as: RequestContext = { app: ctx.app, caller: { userId: viewerId }, requestId: ctx.requestId, operation: 'query' };
+  const role = await viewerRole(as, media.communityId);
+  if (role && RANK[role] >= RANK.moderator) return 'allowed';
+  for (const c of showing) if (await canReadLessons(as, c.courseId)) return 'allowed';
+  return 'refused';
+};

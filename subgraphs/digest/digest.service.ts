@@ -10,7 +10,7 @@ import {
   unreadForEmailDigest,
 } from '../engagement/index.js';
 import { findUsersByIds } from '../identity/index.js';
-import { type AppDeps, type RequestContext, invalid } from '../kernel/index.js';
+import { type AppDeps, type RequestContext, acceptedSecrets, invalid } from '../kernel/index.js';
 import { enqueueMail } from '../mail/index.js';
 import { viewerTribes } from '../members/index.js';
 import * as repo from './digest.repository.js';
@@ -149,7 +149,7 @@ function composeDigest(
 
 /** The kinds and user an unsubscribe token names, or BAD_USER_INPUT invalid_token (tampered, malformed, other secret). */
 export function readUnsubscribeToken(app: AppDeps, token: unknown): { userId: string; kinds: NotificationKind[] } {
-  const claim = verifyUnsubscribe(app.config.jwtSecret, token);
+  const claim = verifyUnsubscribe(acceptedSecrets(app.config.jwtSecret, app.config.jwtSecretPrevious), token);
   if (!claim) throw invalid('invalid_token', 'This unsubscribe link is not valid.');
   return claim;
 }

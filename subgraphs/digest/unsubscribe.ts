@@ -21,15 +21,22 @@ export function signUnsubscribe(secret: string, claim: UnsubscribeClaim): string
   return `${Buffer.from(payload).toString('base64url')}.${sign(secret, payload).toString('base64url')}`;
 }
 
-/** The claim of a token signed with `secret`, or null (tampered, malformed, another secret). Constant-time check. */
-export function verifyUnsubscribe(secret: string, token: unknown): UnsubscribeClaim | null {
+/**
+ * The claim of a token signed with `secret` (or any of `secret`, during a rotation), or null (tampered, malformed,
+ * another secret). Constant-time check.
+ */
+export function verifyUnsubscribe(secret: string | readonly string[], token: unknown): UnsubscribeClaim | null {
   if (typeof token !== 'string' || token.length > 600) return null;
   const match = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) return null;
   const payload = Buffer.from(match[1], 'base64url').toString('utf8');
   const given = Buffer.from(match[2], 'base64url');
-  const expected = sign(secret, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  let matched = false;
+  for (const one of typeof secret === 'string' ? [secret] : secret) {
+    const expected = sign(one, payload);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
+  }
+  if (!matched) return null;
   const [userId, list] = payload.split(':');
   const kinds = (list ?? '').split(',');
   if (!isUuid(userId) || kinds.length === 0 || !kinds.every((k) => KINDS.has(k))) return null;

@@ -183,10 +183,10 @@ async function planFor(ctx: RequestContext, e: OutboxEvent, at: Date): Promise<P
 
 /**
  * The `notifications.consume` job: `consumeOutbox`, then `runFanouts` until none is pending. Returns the notifications
- * written.
+ * written. `wait`: for a consumer that another is running, rather than return (the worker's run on an outbox signal).
  */
-export async function consumeNotifications(app: AppDeps): Promise<number> {
-  return (await consumeOutbox(app)) + (await runFanouts(app));
+export async function consumeNotifications(app: AppDeps, options: { wait?: boolean } = {}): Promise<number> {
+  return (await consumeOutbox(app, options)) + (await runFanouts(app));
 }
 
 /**
@@ -194,14 +194,14 @@ export async function consumeNotifications(app: AppDeps): Promise<number> {
  * win, a completed course) or a recorded tribe-wide fan-out (a new event), a batch of events per transaction. Each event
  * runs in a savepoint: one whose subject was deleted meanwhile (a foreign-key violation) is skipped, not retried forever.
  * One consumer at a time (advisory lock); the webhook fan-out reads the same events with its own marker. Returns the
- * notifications written.
+ * notifications written. `wait`: waits for a consumer running now, then takes what it left (else returns at once).
  */
-export async function consumeOutbox(app: AppDeps): Promise<number> {
+export async function consumeOutbox(app: AppDeps, options: { wait?: boolean } = {}): Promise<number> {
   let written = 0;
   for (;;) {
     const { taken, n } = await app.database.db.transaction(async (tx) => {
       const ctx = jobContext(app, tx);
-      const events = await claimUnnotifiedEvents(tx, CONSUME_BATCH);
+      const events = await claimUnnotifiedEvents(tx, CONSUME_BATCH, options.wait);
       if (events.length === 0) return { taken: 0, n: 0 };
       const at = app.clock();
       let n = 0;

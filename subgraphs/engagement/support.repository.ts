@@ -2,6 +2,32 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/src/index.js';
 import { supportTicketReplies, supportTickets, type SupportReply, type SupportTicket, type TicketStatus } from './support.tables.js';
 
+/** Takes the user's ticket lock until the transaction ends: two tickets of one user are counted one after the other. */
+export async function lockUser(tx: Executor, userId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`support:${userId}`}, 0))`);
+}
+
+/**
+ * The user's tickets not yet resolved or closed, and those opened after `since` with the oldest of their opening times,
+ * in one statement.
+ */
+export async function ticketCounts(tx: Executor, userId: string, since: Date): Promise<{ open: number; recent: number; oldestRecent: Date | null }> {
+  const at = since.toISOString();
+  const [row] = await tx
+    .select({
+      open: sql<number>`(count(*) filter (where ${supportTickets.status} in ('open', 'pending')))::int`,
+      recent: sql<number>`(count(*) filter (where ${supportTickets.createdAt} > ${at}::timestamptz))::int`,
+      oldestRecent: sql<Date | string | null>`min(${supportTickets.createdAt}) filter (where ${supportTickets.createdAt} > ${at}::timestamptz)`,
+    })
+    .from(supportTickets)
+    .where(eq(supportTickets.userId, userId));
+  return {
+    open: Number(row?.open ?? 0),
+    recent: Number(row?.recent ?? 0),
+    oldestRecent: row?.oldestRecent == null ? null : new Date(row.oldestRecent),
+  };
+}
+
 export async function insertTicket(db: Executor, values: typeof supportTickets.$inferInsert): Promise<SupportTicket> {
   const [row] = await db.insert(supportTickets).values(values).returning();
   return row;

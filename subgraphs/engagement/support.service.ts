@@ -1,16 +1,19 @@
 import DataLoader from 'dataloader';
 import { z } from 'zod';
+import type { Executor } from '../../db/src/index.js';
 import { getCommunity } from '../communities/index.js';
 import {
   type Connection,
   type RequestContext,
   conflict,
+  DomainError,
   forbidden,
   isTimeAndId,
   isUuid,
   notFound,
   pageRequest,
   parseInput,
+  rateLimited,
   requestScoped,
   requireUser,
   text,
@@ -43,7 +46,49 @@ const openInput = z.object({
 const replyInput = z.object({ body: bodyText });
 const statusInput = z.enum(TICKET_STATUSES, { error: `status: must be one of ${TICKET_STATUSES.join(', ')}` });
 
-/** Opens a ticket of the caller, about a tribe they can see when `communityId` is given. Status `open`. */
+const openTicketLimit = (limit: number) =>
+  new DomainError(
+    'conflict',
+    'open_ticket_limit',
+    `You have ${limit} open tickets, the most one account may have: resolve or close one before opening another.`,
+    { limit },
+  );
+
+/** Refuses reopening a ticket when the user has `openTicketsPerUser` open already (call under `repo.lockUser`). */
+async function requireUnderOpenCap(ctx: RequestContext, tx: Executor, userId: string, now: Date): Promise<void> {
+  const limit = ctx.app.config.support.openTicketsPerUser;
+  if ((await repo.ticketCounts(tx, userId, now)).open >= limit) throw openTicketLimit(limit);
+}
+
+/** The window of the tickets-per-hour limit: any 60 minutes. */
+export const TICKET_WINDOW_SECONDS = 3600;
+
+/**
+ * Refuses a new ticket of `userId` past the per-user limits (`config.support`): `open_ticket_limit` (CONFLICT, with
+ * `details.limit`) when the user has `openTicketsPerUser` tickets not yet resolved or closed, else
+ * `support_ticket_rate_limited` (RATE_LIMITED, with the seconds until one more fits) after `ticketsPerHour` tickets in
+ * the last hour. Counted under the user's lock inside the inserting transaction, so concurrent requests cannot pass it.
+ */
+async function requireUnderTicketLimits(ctx: RequestContext, tx: Executor, userId: string, now: Date): Promise<void> {
+  const { openTicketsPerUser, ticketsPerHour } = ctx.app.config.support;
+  await repo.lockUser(tx, userId);
+  const counts = await repo.ticketCounts(tx, userId, new Date(now.getTime() - TICKET_WINDOW_SECONDS * 1000));
+  if (counts.open >= openTicketsPerUser) throw openTicketLimit(openTicketsPerUser);
+  if (counts.recent >= ticketsPerHour) {
+    const freeAt = (counts.oldestRecent ?? now).getTime() + TICKET_WINDOW_SECONDS * 1000;
+    const retryAfterSeconds = Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000));
+    throw rateLimited(
+      'support_ticket_rate_limited',
+      `You opened ${ticketsPerHour} tickets in the last hour: wait ${retryAfterSeconds} s before opening another.`,
+      retryAfterSeconds,
+    );
+  }
+}
+
+/**
+ * Opens a ticket of the caller, about a tribe they can see when `communityId` is given. Status `open`. Past the
+ * per-user limits (`requireUnderTicketLimits`), nothing is written.
+ */
 export async function openSupportTicket(
   ctx: RequestContext,
   raw: { subject: string; body: string; category: string; communityId?: string | null },
@@ -52,15 +97,18 @@ export async function openSupportTicket(
   const input = parseInput(openInput, raw);
   const communityId = input.communityId ? (await getCommunity(ctx, input.communityId)).id : null;
   const now = ctx.app.clock();
-  return repo.insertTicket(ctx.app.database.db, {
-    userId,
-    communityId,
-    category: input.category,
-    subject: input.subject,
-    body: input.body,
-    status: 'open',
-    createdAt: now,
-    updatedAt: now,
+  return ctx.app.database.db.transaction(async (tx) => {
+    await requireUnderTicketLimits(ctx, tx, userId, now);
+    return repo.insertTicket(tx, {
+      userId,
+      communityId,
+      category: input.category,
+      subject: input.subject,
+      body: input.body,
+      status: 'open',
+      createdAt: now,
+      updatedAt: now,
+    });
   });
 }
 
@@ -98,9 +146,10 @@ export async function listSupportTickets(
 }
 
 /**
- * A reply on a ticket the caller may read. The owner's reply on a `pending` or `resolved` ticket opens it again; a
- * staff reply on an `open` ticket makes it `pending` (waiting on the user). A `closed` ticket takes no reply
- * (`ticket_closed`: open a new one). Returns the ticket as it is now.
+ * A reply on a ticket the caller may read. The owner's reply on a `pending` or `resolved` ticket opens it again (a
+ * `resolved` one only while the owner has fewer open tickets than the cap: `open_ticket_limit`); a staff reply on an
+ * `open` ticket makes it `pending` (waiting on the user). A `closed` ticket takes no reply (`ticket_closed`: open a new
+ * one). Returns the ticket as it is now.
  */
 export async function replyToTicket(ctx: RequestContext, ticketId: string, rawBody: string): Promise<SupportTicket> {
   const userId = requireUser(ctx);
@@ -109,9 +158,12 @@ export async function replyToTicket(ctx: RequestContext, ticketId: string, rawBo
   const now = ctx.app.clock();
   const fromStaff = seen.userId !== userId;
   return ctx.app.database.db.transaction(async (tx) => {
+    // The owner's reply may reopen a resolved ticket: it counts against the open-ticket cap, under the owner's lock.
+    if (!fromStaff) await repo.lockUser(tx, userId);
     const ticket = await repo.lockTicket(tx, seen.id);
     if (!ticket) throw notFound('Ticket');
     if (ticket.status === 'closed') throw conflict('ticket_closed', 'This ticket is closed: open a new one.');
+    if (!fromStaff && ticket.status === 'resolved') await requireUnderOpenCap(ctx, tx, userId, now);
     await repo.insertReply(tx, { ticketId: ticket.id, authorId: userId, fromStaff, body, createdAt: now });
     const next: TicketStatus = fromStaff ? (ticket.status === 'open' ? 'pending' : ticket.status) : 'open';
     return repo.setStatus(tx, ticket.id, next, now);

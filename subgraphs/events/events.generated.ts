@@ -127,7 +127,7 @@ export type CreateEventInput = {
   endsAt?: InputMaybe<Scalars['String']['input']>;
   /** Omit (or null) for unlimited; otherwise 1 to 1000000. */
   maxAttendees?: InputMaybe<Scalars['Int']['input']>;
-  /** Major units, at most 2 decimals; 0 or absent is free. */
+  /** Major units, at most 2 decimals and no more than the currency's minor unit (ISO 4217: JPY none); 0 or absent is free. */
   price?: InputMaybe<Scalars['Float']['input']>;
   /** ISO 4217, default BRL. */
   currency?: InputMaybe<Scalars['String']['input']>;

@@ -18,7 +18,7 @@ export const resolvers: Resolvers = {
     checkInEvent: (_, a, ctx) => service.checkIn(ctx, a.communityId, a.eventId, a.ticketCode),
   },
   Event: {
-    __resolveReference: (r, ctx) => service.eventById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableEvent(ctx, r.id),
     community: (e) => ref('Community', e.communityId),
     price: (e) => fromCents(e.priceCents),
     createdBy: (e) => ref('User', e.createdBy),

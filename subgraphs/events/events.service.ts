@@ -8,6 +8,7 @@ import {
   type RevocationHandler,
   startCheckout,
   priceSchema,
+  refinePriceToCurrency,
   type Order,
 } from '../commerce/index.js';
 import { getCommunity } from '../communities/index.js';
@@ -30,7 +31,7 @@ import {
   text,
   requireScope,
 } from '../kernel/index.js';
-import { requireRole, requireView, requireVisible } from '../members/index.js';
+import { requireRole, requireView, requireVisible, visibleOrNull } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './events.repository.js';
 import {
@@ -53,9 +54,18 @@ export async function platformEvents(
   return toPlatformPage(await repo.listByCommunity(ctx.app.database.db, communityId, p.pageSize, p.offset), p);
 }
 
-/** An event by id without an access check, for entity references from other subgraphs (batched per request). */
+/** An event by id without an access check (batched per request): for jobs and services that check access themselves. */
 export function eventById(ctx: RequestContext, id: string): Promise<TribeEvent | null> {
   return eventLoader(ctx).load(id);
+}
+
+/**
+ * The event when the caller may see it, by the rule of `getEvent` (the root field `event`: anyone who sees the
+ * tribe's content), else null: what an entity reference from another subgraph (a notification's event) and a
+ * registration's event answer, so that a private tribe's event never reaches an outsider through a seam.
+ */
+export async function readableEvent(ctx: RequestContext, id: string): Promise<TribeEvent | null> {
+  return visibleOrNull(ctx, await eventLoader(ctx).load(id));
 }
 
 // ---- calendar events of the resource API and the web app (issue 5) ----
@@ -84,6 +94,7 @@ const createInput = z
     if (Date.parse(v.startsAt) >= Date.parse(v.endsAt)) {
       ctx.addIssue({ code: 'custom', path: ['endsAt'], message: 'ends_at must be after starts_at' });
     }
+    refinePriceToCurrency(v, ctx);
   });
 
 const listInput = z.object({ status: z.enum(EVENT_LIST_STATUSES, { error: 'status must be upcoming, past or all' }) });
@@ -277,9 +288,8 @@ export async function checkIn(
   throw invalid('ticket_not_valid', 'This registration holds no seat (its payment arrived after the event filled up).');
 }
 
-/** An event by id for a registration's `event` field (batched per request; no access check). */
-export const eventOfRegistration = (ctx: RequestContext, r: EventRegistration): Promise<TribeEvent | null> =>
-  eventLoader(ctx).load(r.eventId);
+/** A registration's `event`: the event when the caller may see it (`readableEvent`), batched per request. */
+export const eventOfRegistration = (ctx: RequestContext, r: EventRegistration): Promise<TribeEvent | null> => readableEvent(ctx, r.eventId);
 
 /**
  * A paid event order registers its buyer, in the transaction that marks the order paid (`AppDeps.fulfilments.event`).

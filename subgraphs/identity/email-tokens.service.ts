@@ -15,11 +15,12 @@ import {
   sha256,
   unauthorized,
 } from '../kernel/index.js';
+import type { Executor } from '../../db/src/index.js';
 import { enqueueMail } from '../mail/index.js';
 import { checkNewPassword } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
-import { ARGON2 } from './identity.service.js';
+import { ARGON2, announceSignedOut } from './identity.service.js';
 import { takeResetAttempt } from './sign-in-throttle.js';
 
 /** How long a verification link works. */
@@ -56,9 +57,9 @@ export async function requestEmailVerification(ctx: RequestContext): Promise<boo
   if (!user) throw unauthorized();
   if (user.emailVerifiedAt) return true;
   const now = app.clock();
-  await checkTokenBudget(app, userId, 'verify_email', now, true);
   const token = randomToken(32);
   await db.transaction(async (tx) => {
+    await checkTokenBudget(tx, userId, 'verify_email', now, true);
     await repo.insertEmailToken(tx, {
       userId,
       purpose: 'verify_email',
@@ -120,8 +121,9 @@ export async function requestPasswordReset(app: AppDeps, raw: unknown): Promise<
     const db = app.database.db;
     const user = email ? await repo.findUserByEmail(db, email) : undefined;
     const now = app.clock();
-    if (user && (await checkTokenBudget(app, user.id, 'reset_password', now, false))) {
+    if (user) {
       await db.transaction(async (tx) => {
+        if (!(await checkTokenBudget(tx, user.id, 'reset_password', now, false))) return;
         await repo.insertEmailToken(tx, {
           userId: user.id,
           purpose: 'reset_password',
@@ -155,7 +157,8 @@ const resetInput = z.object({
 /**
  * Sets a new password with a token of `requestPasswordReset` (unused and unexpired, else BAD_USER_INPUT invalid_token or
  * expired_token; newPassword follows the sign-up rule, else weak_password). In one transaction: the token used (and every
- * other reset link of the user), the new hash, every session and every refresh token of the user ended, and the email
+ * other reset link of the user), the new hash, every session and every refresh token of the user ended (so every access
+ * token is refused, and every WebSocket of the user closes with 4401 when it commits), and the email
  * counted as verified (the link proved the inbox). Throttled per client address (`from`) with sign-in
  * (`takeResetAttempt`): past the limit, RATE_LIMITED too_many_attempts before the token is looked up.
  */
@@ -178,6 +181,7 @@ export async function resetPassword(app: AppDeps, raw: unknown, from: string | u
     await repo.revokeOtherSessions(tx, row.userId, null, now);
     await repo.revokeUserRefreshTokens(tx, row.userId, now);
     await repo.markEmailVerified(tx, row.userId, row.email, now);
+    await announceSignedOut(tx, row.userId);
     return true;
   });
   if (!done) throw invalidToken();
@@ -186,14 +190,16 @@ export async function resetPassword(app: AppDeps, raw: unknown, from: string | u
 
 /**
  * True when the user may be sent another token of `purpose` now. Over budget: RATE_LIMITED (with the seconds until the
- * oldest token of the window ages out) when `refuse`, else false.
+ * oldest token of the window ages out) when `refuse`, else false. Runs in the transaction that inserts the token, after
+ * the user's token lock: concurrent requests are counted one after the other, in every process.
  */
-async function checkTokenBudget(app: AppDeps, userId: string, purpose: 'verify_email' | 'reset_password', now: Date, refuse: boolean): Promise<boolean> {
+async function checkTokenBudget(tx: Executor, userId: string, purpose: 'verify_email' | 'reset_password', now: Date, refuse: boolean): Promise<boolean> {
+  await repo.lockEmailTokens(tx, userId, purpose);
   const since = new Date(now.getTime() - TOKEN_WINDOW_MS);
-  const issued = await repo.countEmailTokensSince(app.database.db, userId, purpose, since);
+  const issued = await repo.countEmailTokensSince(tx, userId, purpose, since);
   if (issued < TOKENS_PER_WINDOW) return true;
   if (!refuse) return false;
-  const oldest = await repo.oldestEmailTokenSince(app.database.db, userId, purpose, since);
+  const oldest = await repo.oldestEmailTokenSince(tx, userId, purpose, since);
   const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + TOKEN_WINDOW_MS - now.getTime()) / 1000));
   throw rateLimited('too_many_requests', 'Too many verification mails: try again later.', retryAfter);
 }

@@ -87,10 +87,10 @@ describe('parseProfileChanges', () => {
 });
 
 describe('checkNewPassword', () => {
-  it('accepts 10 to 256 characters and refuses the rest as weak_password', () => {
+  it('accepts 10 to 256 characters and refuses the rest as weak_password, naming the field', () => {
     expect(() => checkNewPassword('x'.repeat(10))).not.toThrow();
     expect(() => checkNewPassword('x'.repeat(256))).not.toThrow();
-    expect(refusal(() => checkNewPassword('x'.repeat(9)))).toEqual({ code: 'weak_password', fields: undefined });
-    expect(refusal(() => checkNewPassword('x'.repeat(257)))).toEqual({ code: 'weak_password', fields: undefined });
+    expect(refusal(() => checkNewPassword('x'.repeat(9)))).toEqual({ code: 'weak_password', fields: ['password'] });
+    expect(refusal(() => checkNewPassword('x'.repeat(257)))).toEqual({ code: 'weak_password', fields: ['password'] });
   });
 });

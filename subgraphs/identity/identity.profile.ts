@@ -1,18 +1,29 @@
 import { z } from 'zod';
-import { invalid, parseInput, text } from '../kernel/index.js';
+import { invalid, invalidField, nameText, parseInput, text } from '../kernel/index.js';
 
 /** Limits of a profile, in characters (code points) unless said otherwise. */
 export const PROFILE_LIMITS = { displayName: 80, bio: 500, location: 100, links: 5, url: 2048 } as const;
 
 /** The display name rule, shared by sign-up and profile updates: 1 to 80 characters after trimming. */
-export const displayNameRule = text({ max: PROFILE_LIMITS.displayName, min: 1, trim: true, required: 'displayName is required' });
+export const displayNameRule = nameText({
+  max: PROFILE_LIMITS.displayName,
+  min: 1,
+  trim: true,
+  required: `required: 1 to ${PROFILE_LIMITS.displayName} characters`,
+  tooLong: `1 to ${PROFILE_LIMITS.displayName} characters`,
+});
+
+/** Length limits of a password, in UTF-16 code units. */
+export const PASSWORD_LIMITS = { min: 10, max: 256 } as const;
 
 /**
- * The password rule of sign-up and password changes: 10 to 256 characters, else `weak_password`.
+ * The password rule of sign-up and password changes: 10 to 256 characters, else `weak_password`
+ * (`password: 10 to 256 characters`).
  */
 export function checkNewPassword(password: string, field = 'password'): void {
-  if (password.length < 10) throw invalid('weak_password', `${field} must have at least 10 characters.`);
-  if (password.length > 256) throw invalid('weak_password', `${field} must have at most 256 characters.`);
+  if (password.length < PASSWORD_LIMITS.min || password.length > PASSWORD_LIMITS.max) {
+    throw invalidField('weak_password', field, `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`);
+  }
 }
 
 /**

@@ -21,6 +21,8 @@ export interface User {
   suspendedAt: Date | null;
   suspendedUntil: Date | null;
   suspensionReason: string | null;
+  /** When the account was deleted (its personal data erased; see account-deletion.ts); null: a live account. */
+  deletedAt: Date | null;
 }
 
 const toUser = (r: UserRow): User => ({
@@ -37,6 +39,7 @@ const toUser = (r: UserRow): User => ({
   suspendedAt: r.suspendedAt,
   suspendedUntil: r.suspendedUntil,
   suspensionReason: r.suspensionReason,
+  deletedAt: r.deletedAt,
 });
 
 export async function insertUser(db: Executor, values: typeof users.$inferInsert): Promise<User> {
@@ -112,8 +115,13 @@ export async function updateProfile(db: Executor, id: string, patch: ProfilePatc
 
 /** The password hash of a user: null for an account without a password (identity provider), undefined when unknown. */
 export async function findPasswordHash(db: Executor, id: string): Promise<string | null | undefined> {
-  const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, id)).limit(1);
-  return row?.passwordHash;
+  return (await findEmailAndPasswordHash(db, id))?.passwordHash;
+}
+
+/** The user's email and password hash (null without a password), or undefined for an unknown id. */
+export async function findEmailAndPasswordHash(db: Executor, id: string): Promise<{ email: string; passwordHash: string | null } | undefined> {
+  const [row] = await db.select({ email: users.email, passwordHash: users.passwordHash }).from(users).where(eq(users.id, id)).limit(1);
+  return row;
 }
 
 export async function setPasswordHash(db: Executor, id: string, passwordHash: string): Promise<void> {
@@ -204,8 +212,14 @@ export async function revokeUserRefreshTokens(db: Executor, userId: string, now:
   await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
 }
 
-export async function revokeSession(db: Executor, tokenHash: string, now: Date): Promise<void> {
-  await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt)));
+/** Revokes the live session with this token hash; returns its user and id (undefined when none was live). */
+export async function revokeSession(db: Executor, tokenHash: string, now: Date): Promise<{ userId: string; sessionId: string } | undefined> {
+  const [row] = await db
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt)))
+    .returning({ userId: sessions.userId, sessionId: sessions.id });
+  return row;
 }
 
 export async function insertRefreshToken(
@@ -228,6 +242,35 @@ export async function markRefreshTokenUsed(db: Executor, id: string, now: Date):
     .where(and(eq(refreshTokens.id, id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
     .returning({ id: refreshTokens.id });
   return rows.length === 1;
+}
+
+/** A refresh-token family as an access token's check reads it: its user, and whether any of its tokens was revoked. */
+export interface RefreshFamily {
+  id: string;
+  userId: string;
+  revoked: boolean;
+}
+
+/**
+ * Refresh-token families by id, remembered across requests until a trigger (migration 0028) announces `r:<family id>`
+ * (a revocation). A family revoked once stays revoked: no token is revoked alone. Unknown ids are left out.
+ */
+const familiesByIds = rowsByIdRemembered<Executor, RefreshFamily>('r', (db, ids) =>
+  db
+    .select({
+      id: refreshTokens.familyId,
+      userId: sql<string>`min(${refreshTokens.userId}::text)`,
+      revoked: sql<boolean>`bool_or(${refreshTokens.revokedAt} is not null)`,
+    })
+    .from(refreshTokens)
+    .where(inArray(refreshTokens.familyId, ids))
+    .groupBy(refreshTokens.familyId),
+);
+
+/** The family with this id, or undefined when it has no token. */
+export async function findRefreshFamily(db: Executor, familyId: string): Promise<RefreshFamily | undefined> {
+  const [family] = await familiesByIds(db, [familyId]);
+  return family;
 }
 
 export async function revokeRefreshFamily(db: Executor, familyId: string, now: Date): Promise<void> {
@@ -269,6 +312,11 @@ export async function useAllEmailTokens(db: Executor, userId: string, purpose: E
     .update(emailTokens)
     .set({ usedAt: now })
     .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
+}
+
+/** Takes the user's lock on issuing tokens of `purpose` until the transaction ends (the hourly budget is counted under it). */
+export async function lockEmailTokens(tx: Executor, userId: string, purpose: EmailTokenPurpose): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`email-tokens:${purpose}:${userId}`}, 0))`);
 }
 
 /** How many tokens of this purpose were issued to the user since `since`. */

@@ -11,10 +11,12 @@ import {
   type Caller,
   type RequestContext,
   DomainError,
-  conflict,
+  acceptedSecrets,
   invalid,
+  invalidField,
   isUniqueViolation,
   isUuid,
+  nameProblem,
   notFound,
   parseInput,
   randomToken,
@@ -22,11 +24,12 @@ import {
   sha256,
   unauthorized,
 } from '../kernel/index.js';
-import { checkNewPassword, displayNameRule, isUploadPath, parseProfileChanges } from './identity.profile.js';
+import { publish } from '../realtime/index.js';
+import { PASSWORD_LIMITS, checkNewPassword, displayNameRule, isUploadPath, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
 import { takeSignInAttempt } from './sign-in-throttle.js';
-import { rememberedSubject, rememberToken } from './verified-tokens.js';
+import { rememberedClaims, rememberToken } from './verified-tokens.js';
 
 export type { User } from './identity.repository.js';
 
@@ -36,12 +39,20 @@ export const ARGON2 = { algorithm: 2 as Algorithm };
 const dummyHash = hash('not-a-real-password-0000', ARGON2);
 
 const email = z.string().trim().max(254).email();
+/** The sign-up rules (docs/sign-up.md; the Application API's OpenAPI states them as schema constraints). */
+export const SIGNUP_RULES = {
+  email: 'a valid email address of at most 254 characters',
+  password: `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`,
+  username: '3 to 30 characters, each a lower-case letter a-z, a digit 0-9 or _',
+} as const;
+const USERNAME = /^[a-z0-9_]{3,30}$/;
+
 const signupInput = z.object({
-  email: z.string({ error: 'email is required' }),
-  password: z.string({ error: 'password is required' }),
-  username: z.string({ error: 'username is required' }),
+  email: z.string({ error: `required: ${SIGNUP_RULES.email}` }),
+  password: z.string({ error: `required: ${SIGNUP_RULES.password}` }),
+  username: z.string({ error: `required: ${SIGNUP_RULES.username}` }),
   displayName: displayNameRule,
-  inviteCode: z.string().max(64).optional().nullable(),
+  inviteCode: z.string({ error: 'must be a string or null' }).max(64, 'at most 64 characters').optional().nullable(),
 });
 
 export interface SignupInput {
@@ -68,11 +79,9 @@ export async function createAccount(
   withNewUser?: WithNewUser,
 ): Promise<{ user: User; sessionToken: string }> {
   const input = parseInput(signupInput, raw);
-  if (!email.safeParse(input.email).success) throw invalid('invalid_email', 'email is not a valid address.');
+  if (!email.safeParse(input.email).success) throw invalidField('invalid_email', 'email', `must be ${SIGNUP_RULES.email}`);
   checkNewPassword(input.password);
-  if (!/^[a-z0-9_]{3,30}$/.test(input.username)) {
-    throw invalid('invalid_username', 'username must be 3 to 30 of a-z, 0-9 and _.');
-  }
+  if (!USERNAME.test(input.username)) throw invalidField('invalid_username', 'username', SIGNUP_RULES.username);
   const passwordHash = await hash(input.password, ARGON2);
   try {
     const user = await app.database.db.transaction(async (tx) => {
@@ -87,8 +96,8 @@ export async function createAccount(
     });
     return { user, sessionToken: await openSession(app, user.id) };
   } catch (error) {
-    if (isUniqueViolation(error, 'users_email_key')) throw conflict('email_taken', 'email is already registered.');
-    if (isUniqueViolation(error, 'users_username_key')) throw conflict('username_taken', 'username is taken.');
+    if (isUniqueViolation(error, 'users_email_key')) throw invalidField('email_taken', 'email', 'already registered: sign in instead', 'conflict');
+    if (isUniqueViolation(error, 'users_username_key')) throw invalidField('username_taken', 'username', 'taken: choose another', 'conflict');
     throw error;
   }
 }
@@ -113,6 +122,24 @@ export async function checkPassword(app: AppDeps, raw: unknown, from: string | u
   return user;
 }
 
+/**
+ * How a WebSocket names the credential it signed in with, and how `signedOut` realtime signals name the credentials
+ * they end: a first-party session (`svc_session`) by its id, a resource-API access token by its refresh-token family.
+ */
+export const credentialOf = {
+  session: (sessionId: string) => `session:${sessionId}`,
+  family: (familyId: string) => `family:${familyId}`,
+};
+
+/**
+ * Announces, in `db`'s transaction (on commit), that credentials of `userId` ended: the WebSockets signed in with
+ * `credential` (every socket of the user without it), except those signed in with `keep`, close with 4401 in every
+ * process.
+ */
+export function announceSignedOut(db: Executor, userId: string, which: { credential?: string; keep?: string } = {}): Promise<void> {
+  return publish(db, { topic: 'signedOut', userId, ...which });
+}
+
 /** `account_suspended` (403) when platform staff suspended the user and the suspension is in force at the clock's now. */
 async function refuseSuspended(app: AppDeps, userId: string, kind: 'forbidden' | 'unauthenticated' = 'forbidden'): Promise<void> {
   const s = await repo.findSuspension(app.database.db, userId, app.clock());
@@ -128,13 +155,14 @@ export async function isSuspended(app: AppDeps, userId: string): Promise<boolean
 
 /**
  * Suspends a user (platform staff decide; the caller checks that): from the next request on, their sessions,
- * `__session` tokens, access tokens and refresh tokens are refused and sign-in answers `account_suspended`. `until`
- * null: until lifted. Written through `db` (pass a transaction to record it with something else). Returns the user, or
- * `not_found`.
+ * `__session` tokens, access tokens and refresh tokens are refused and sign-in answers `account_suspended`, and their
+ * WebSockets close (4401) when `db` commits. `until` null: until lifted. Written through `db` (pass a transaction to
+ * record it with something else). Returns the user, or `not_found`.
  */
 export async function suspendAccount(app: AppDeps, userId: string, reason: string, until: Date | null, db: Executor = app.database.db): Promise<User> {
   const user = isUuid(userId) ? await repo.setSuspension(db, userId, { suspendedAt: app.clock(), until, reason }) : undefined;
   if (!user) throw notFound('User');
+  await announceSignedOut(db, user.id);
   return user;
 }
 
@@ -170,9 +198,13 @@ export async function resolveSession(app: AppDeps, token: string): Promise<Calle
   return (await repo.findLiveSession(app.database.db, sha256(token), app.clock())) ?? null;
 }
 
-/** Ends a session server-side; the token stops working at once. */
+/** Ends a session server-side: the token stops working at once, and the WebSockets it signed in close (4401). */
 export async function closeSession(app: AppDeps, token: string): Promise<void> {
-  await repo.revokeSession(app.database.db, sha256(token), app.clock());
+  if (!token || token.length > 200) return;
+  await app.database.db.transaction(async (tx) => {
+    const ended = await repo.revokeSession(tx, sha256(token), app.clock());
+    if (ended) await announceSignedOut(tx, ended.userId, { credential: credentialOf.session(ended.sessionId) });
+  });
 }
 
 /** The signed-in user. */
@@ -213,24 +245,32 @@ const passwordChangeInput = z.object({
 
 /**
  * Changes the caller's password. A wrong current password (or an account without one) is `wrong_password`: the same
- * error and the same Argon2 work either way, as at sign-in. The new password follows the sign-up rule
+ * error and the same Argon2 work either way, as at sign-in, and counted by sign-in throttling (`takeSignInAttempt`:
+ * `too_many_attempts` past the account's limits from this address, before any hash work). The new password follows the sign-up rule
  * (`weak_password`). In one transaction: the new hash, every other session of the user ended (the caller's own
- * session keeps working) and every refresh token of the user revoked.
+ * session keeps working), every refresh token of the user revoked (so every access token is refused: see
+ * `accessTokenCaller`) and every WebSocket of the user but the current session's closed (4401).
  */
 export async function changePassword(ctx: RequestContext, raw: unknown): Promise<boolean> {
   const userId = requireUser(ctx);
   const input = parseInput(passwordChangeInput, raw);
   checkNewPassword(input.newPassword, 'newPassword');
   const db = ctx.app.database.db;
-  const stored = await repo.findPasswordHash(db, userId);
+  const account = await repo.findEmailAndPasswordHash(db, userId);
+  // A stolen session must not become a way to guess the password: the sign-in counters of the account apply.
+  const attempt = await takeSignInAttempt(ctx.app, account?.email ?? userId, ctx.clientAddress);
+  const stored = account?.passwordHash;
   const ok = await verify(stored ?? (await dummyHash), input.currentPassword).catch(() => false);
   if (!stored || !ok) throw invalid('wrong_password', 'currentPassword is wrong.', [{ field: 'currentPassword', message: 'is wrong' }]);
+  await attempt.proved();
   const passwordHash = await hash(input.newPassword, ARGON2);
   const now = ctx.app.clock();
   await db.transaction(async (tx) => {
     await repo.setPasswordHash(tx, userId, passwordHash);
-    await repo.revokeOtherSessions(tx, userId, ctx.caller?.sessionId ?? null, now);
+    const keep = ctx.caller?.sessionId ?? null;
+    await repo.revokeOtherSessions(tx, userId, keep, now);
     await repo.revokeUserRefreshTokens(tx, userId, now);
+    await announceSignedOut(tx, userId, keep ? { keep: credentialOf.session(keep) } : {});
   });
   return true;
 }
@@ -260,11 +300,18 @@ export interface TokenPair {
 }
 
 const jwtKey = (app: AppDeps) => new TextEncoder().encode(app.config.jwtSecret);
+/** The keys an access token may be signed with: `JWT_SECRET`, then `JWT_SECRET_PREVIOUS` during a rotation. */
+const jwtVerifyKeys = (app: AppDeps) => acceptedSecrets(app.config.jwtSecret, app.config.jwtSecretPrevious).map((s) => new TextEncoder().encode(s));
+/** The memo of verified tokens is per set of accepted secrets: dropping the previous one forgets what it verified. */
+const memoKey = (app: AppDeps) => acceptedSecrets(app.config.jwtSecret, app.config.jwtSecretPrevious).join('\n');
 
-/** Issues an access token (JWT, one hour) and a refresh token starting or continuing a family. */
+/**
+ * Issues an access token (JWT, one hour) and a refresh token starting or continuing a family. The access token names
+ * its family (`fam`): it is refused once the family is revoked.
+ */
 export async function issueTokens(app: AppDeps, userId: string, familyId: string = randomUUID()): Promise<TokenPair> {
   const now = app.clock();
-  const accessToken = await new SignJWT({ typ: 'access' })
+  const accessToken = await new SignJWT({ typ: 'access', fam: familyId })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(userId)
     .setIssuer('svc')
@@ -291,7 +338,8 @@ const refreshInput = z.object({ refresh_token: z.string({ error: 'refresh_token 
 
 /**
  * Rotates a refresh token: each works once. Presenting one that was used already revokes its whole
- * family, so a stolen token dies with the legitimate one.
+ * family, so a stolen token dies with the legitimate one: the family's access tokens are refused from the next request
+ * on and its WebSockets close (4401).
  */
 export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<TokenPair> {
   const { refresh_token: token } = parseInput(refreshInput, raw);
@@ -303,32 +351,54 @@ export async function refreshTokensFor(app: AppDeps, raw: unknown): Promise<Toke
   // Checked before the token is spent: once the suspension ends, the same refresh token works again.
   await refuseSuspended(app, row.userId, 'unauthenticated');
   if (row.usedAt || row.revokedAt || !(await repo.markRefreshTokenUsed(app.database.db, row.id, now))) {
-    await repo.revokeRefreshFamily(app.database.db, row.familyId, now);
+    await app.database.db.transaction(async (tx) => {
+      await repo.revokeRefreshFamily(tx, row.familyId, now);
+      await announceSignedOut(tx, row.userId, { credential: credentialOf.family(row.familyId) });
+    });
     throw bad();
   }
   if (row.expiresAt <= now) throw bad();
   return issueTokens(app, row.userId, row.familyId);
 }
 
-/** The user id of a valid access token, or null. */
+/** The user id of a valid access token, or null (see `accessTokenCaller`). */
 export async function verifyAccessToken(app: AppDeps, token: string): Promise<string | null> {
+  return (await accessTokenCaller(app, token))?.userId ?? null;
+}
+
+/**
+ * The user and refresh-token family of a valid access token, or null: a good signature and time claims, a user who
+ * is not suspended now, and a family none of whose refresh tokens was revoked (a reused refresh token,
+ * `changePassword`, `resetPassword`). A token without a family (issued before families were named) is refused: its
+ * client refreshes.
+ */
+export async function accessTokenCaller(app: AppDeps, token: string): Promise<{ userId: string; familyId: string } | null> {
   const now = app.clock();
   // A token that verified before is not checked again (its time claims are): see verified-tokens.ts.
-  let userId = rememberedSubject(app.config.jwtSecret, token, now);
-  if (userId === null) return null;
-  if (userId === undefined) {
-    try {
-      const { payload } = await jwtVerify(token, jwtKey(app), { algorithms: ['HS256'], issuer: 'svc', currentDate: now });
-      if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
-      userId = payload.sub;
-      rememberToken(app.config.jwtSecret, token, { sub: userId, nbf: payload.nbf, exp: payload.exp });
-    } catch {
-      return null; // not a token of ours, or expired
+  let claims = rememberedClaims(memoKey(app), token, now);
+  if (claims === null) return null;
+  if (claims === undefined) {
+    let payload: JWTPayload | undefined;
+    for (const key of jwtVerifyKeys(app)) {
+      try {
+        ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: 'svc', currentDate: now }));
+        break;
+      } catch {
+        // not a token of this key, or expired: the next key (during a rotation), else refused
+      }
     }
+    if (!payload) return null;
+    if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.fam !== 'string' || !isUuid(payload.fam)) return null;
+    claims = { sub: payload.sub, fam: payload.fam, nbf: payload.nbf, exp: payload.exp };
+    rememberToken(memoKey(app), token, claims);
   }
-  // A suspended user's tokens stop at once: one primary-key lookup per request. A database that is down is not a
-  // bad token: its error goes on (a 503, not a 401).
-  return (await isSuspended(app, userId)) ? null : userId;
+  const { sub: userId, fam: familyId } = claims;
+  // Both are read with the user and the family, remembered across requests until a change to either is announced:
+  // a suspension or a revoked family stops the token from the next request on. A database that is down is not a bad
+  // token: its error goes on (a 503, not a 401).
+  const [suspended, family] = await Promise.all([isSuspended(app, userId), repo.findRefreshFamily(app.database.db, familyId)]);
+  if (suspended || !family || family.revoked || family.userId !== userId) return null;
+  return { userId, familyId };
 }
 
 // ---- identity-provider sessions (`__session`) ----
@@ -396,7 +466,8 @@ async function userOfIdpToken(app: AppDeps, token: string): Promise<string | nul
   if (typeof payload.sub !== 'string' || payload.sub.length === 0) return null;
   const db = app.database.db;
   const linked = await repo.findUserByIdpSubject(db, payload.sub);
-  if (linked) return linked.id;
+  // A deleted account keeps its provider id, so that its user is not provisioned again from a token still alive.
+  if (linked) return linked.deletedAt ? null : linked.id;
   const mail = typeof payload.email === 'string' && email.safeParse(payload.email).success ? payload.email : null;
   if (!mail || payload.email_verified !== true) return null;
   const existing = await repo.findUserByEmail(db, mail);
@@ -417,7 +488,7 @@ async function userOfIdpToken(app: AppDeps, token: string): Promise<string | nul
   const user = await repo.insertUser(db, {
     email: mail,
     username: `${base.length >= 3 ? base : 'user'}_${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 6)}`,
-    displayName: typeof payload.name === 'string' && payload.name.trim() ? payload.name.trim().slice(0, 80) : base,
+    displayName: typeof payload.name === 'string' && !nameProblem(payload.name.trim()) ? payload.name.trim().slice(0, 80) : base,
     idpSubject: payload.sub,
     emailVerifiedAt: app.clock(), // the provider vouched for it (email_verified)
   });

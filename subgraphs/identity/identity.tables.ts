@@ -19,6 +19,8 @@ export const users = pgTable('users', {
   suspendedAt: timestamp('suspended_at', { withTimezone: true }),
   suspendedUntil: timestamp('suspended_until', { withTimezone: true }),
   suspensionReason: text('suspension_reason'),
+  /** When the account was deleted (migration 0033): personal data erased, the row kept as the "Deleted user" placeholder. */
+  deletedAt: timestamp('deleted_at', { withTimezone: true }),
 });
 
 export const sessions = pgTable('sessions', {

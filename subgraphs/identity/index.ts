@@ -13,6 +13,9 @@ export {
   loginWithTokens,
   refreshTokensFor,
   verifyAccessToken,
+  accessTokenCaller,
+  credentialOf,
+  announceSignedOut,
   resolveIdpToken,
   idpKeySource,
   getUser,
@@ -31,4 +34,23 @@ export {
   VERIFY_TOKEN_TTL_MS,
   RESET_TOKEN_TTL_MS,
 } from './email-tokens.service.js';
+export { PASSWORD_LIMITS, PROFILE_LIMITS } from './identity.profile.js';
+export { receiveIdentityEvent, IDP_USER_EVENTS } from './idp-webhooks.service.js';
+export type { IdentityWebhookReceipt } from './idp-webhooks.service.js';
+export { standardWebhookHeaders, verifyStandardWebhook, STANDARD_WEBHOOK_TOLERANCE_SECONDS } from './standard-webhooks.js';
+export { deleteAccount, DELETED_USER_NAME } from './account-deletion.js';
+export {
+  PERSONAL_API_KEYS_PER_USER,
+  PERSONAL_KEY_PATTERN,
+  PERSONAL_KEY_SCOPES,
+  authenticatePersonalApiKey,
+  createPersonalApiKey,
+  listPersonalApiKeys,
+  personalKeyScopes,
+  requirePersonalKeyScope,
+  revokeAllPersonalApiKeys,
+  revokePersonalApiKey,
+  scopeForMethod,
+} from './personal-keys.service.js';
+export type { CreatedPersonalApiKey, PersonalApiKey, PersonalKeyCaller, PersonalKeyScope } from './personal-keys.service.js';
 export type { User, TokenPair, SignupInput, WithNewUser, IdpKeySource } from './identity.service.js';

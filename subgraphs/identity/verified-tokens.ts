@@ -3,13 +3,15 @@
  * token on every request pays the HMAC check once (issue 15: it was about 5% of a resource-API request).
  *
  * Only what does not change with time is remembered: the token verified (signature, algorithm, issuer) to this
- * subject. What does change is checked again on every use, exactly as `jwtVerify` checks it: `nbf` against now
+ * subject and refresh-token family. What does change is checked again on every use, exactly as `jwtVerify` checks it: `nbf` against now
  * (`nbf > now` refuses) and `exp` against now (`exp <= now` refuses), with now in whole seconds of the app's clock.
- * The suspension lookup that follows in `verifyAccessToken` still runs on every request, so a suspension takes
- * effect at once. Per secret: a service whose JWT secret differs never sees another's entries.
+ * The suspension and family lookups that follow in `accessTokenCaller` still run on every request, so a suspension or
+ * a revoked family takes effect at once. Per secret: a service whose JWT secret differs never sees another's entries.
  */
 export interface VerifiedToken {
   sub: string;
+  /** The refresh-token family the token was issued with. */
+  fam: string;
   nbf?: number;
   exp?: number;
 }
@@ -26,8 +28,8 @@ function memo(secret: string): Map<string, VerifiedToken> {
   return tokens;
 }
 
-/** The subject of a remembered token still valid at `now`; undefined when not remembered (or no longer valid). */
-export function rememberedSubject(secret: string, token: string, now: Date): string | null | undefined {
+/** The claims of a remembered token still valid at `now`; null when no longer valid, undefined when not remembered. */
+export function rememberedClaims(secret: string, token: string, now: Date): VerifiedToken | null | undefined {
   const tokens = memo(secret);
   const entry = tokens.get(token);
   if (!entry) return undefined;
@@ -37,7 +39,7 @@ export function rememberedSubject(secret: string, token: string, now: Date): str
     tokens.delete(token);
     return null;
   }
-  return entry.sub;
+  return entry;
 }
 
 /** Remembers a token that verified, with its time claims. */

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { RequestContext } from './context.js';
 import { invalid } from './errors.js';
 import { isUuid } from './validate.js';
+import { acceptedSecrets } from './config.js';
 
 /**
  * Relay-style cursor pagination for the web app's lists: `first` (default 20, 1 to 50) and `after` (an opaque cursor),
@@ -48,14 +49,19 @@ const badCursor = () => invalid('invalid_cursor', 'after: is not a cursor of thi
  * Decodes a cursor of `list`, or refuses it with `invalid_cursor`: wrong shape, a signature that does not match (changed,
  * or made for another list), or a key that `check` refuses (it must return true for the key's exact shape).
  */
-export function decodeCursor<K extends CursorKey>(secret: string, list: string, cursor: string, check: (key: CursorKey) => key is K): K {
+export function decodeCursor<K extends CursorKey>(secret: string | readonly string[], list: string, cursor: string, check: (key: CursorKey) => key is K): K {
   if (cursor.length > 1_000) throw badCursor();
   const dot = cursor.indexOf('.');
   if (dot <= 0) throw badCursor();
   const payload = cursor.slice(0, dot);
   const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-  const expected = mac(secret, list, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badCursor();
+  // Any of the secrets (the current one, and the previous one during a rotation): every one is compared.
+  let matched = false;
+  for (const one of typeof secret === 'string' ? [secret] : secret) {
+    const expected = mac(one, list, payload);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
+  }
+  if (!matched) throw badCursor();
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -77,7 +83,7 @@ export function firstOf(first: number | null | undefined): number {
 
 /** Validates a page request of `list`: `first` and the decoded `after` cursor. */
 export function slice<K extends CursorKey>(
-  secret: string,
+  secret: string | readonly string[],
   list: string,
   args: { first?: number | null; after?: string | null },
   check: (key: CursorKey) => key is K,
@@ -107,6 +113,8 @@ export const isNumberAndId = (key: CursorKey): key is [number, string] =>
 
 /** The key cursors are signed with: the service's token secret (set `JWT_SECRET` so cursors survive a restart). */
 const secretOf = (ctx: RequestContext) => ctx.app.config.jwtSecret;
+/** The keys a cursor is accepted under: `JWT_SECRET`, and `JWT_SECRET_PREVIOUS` during a rotation. */
+const secretsOf = (ctx: RequestContext) => acceptedSecrets(ctx.app.config.jwtSecret, ctx.app.config.jwtSecretPrevious);
 
 /** `slice` with the service's cursor key: what a service method calls with its GraphQL arguments. */
 export const pageRequest = <K extends CursorKey>(
@@ -114,7 +122,7 @@ export const pageRequest = <K extends CursorKey>(
   list: string,
   args: { first?: number | null; after?: string | null },
   check: (key: CursorKey) => key is K,
-): Slice<K> => slice(secretOf(ctx), list, args, check);
+): Slice<K> => slice(secretsOf(ctx), list, args, check);
 
 /** `connection` with the service's cursor key. */
 export const toConnection = <T>(ctx: RequestContext, list: string, rows: T[], limit: number, keyOf: (row: T) => CursorKey): Connection<T> =>

@@ -51,7 +51,7 @@ export interface RequestContext {
   operation?: 'query' | 'mutation' | 'subscription';
   /**
    * The client's IP address as the HTTP server saw it (`trust proxy` is off: the connection's peer), passed on to
-   * remote subgraphs (`CLIENT_ADDRESS_HEADER`); absent for work no client asked for. Sign-in throttling keys on it.
+   * remote subgraphs in the caller assertion; absent for work no client asked for. Sign-in throttling keys on it.
    */
   clientAddress?: string;
 }
@@ -80,8 +80,9 @@ export function requireUser(ctx: RequestContext): string {
   return ctx.caller.userId;
 }
 
-/** Headers of the gateway-to-subgraph hop when subgraphs run remote: the shared secret, and the caller as JSON. */
+/**
+ * Header of the gateway-to-subgraph hop when subgraphs run remote: the shared secret, proving a gateway. The caller
+ * travels beside it as a signed assertion (`CALLER_ASSERTION_HEADER`, `caller-assertion.ts`), or as the client's own
+ * credential forwarded by another gateway.
+ */
 export const INTERNAL_SECRET_HEADER = 'x-svc-internal-secret';
-export const CALLER_HEADER = 'x-svc-caller';
-/** Header of the gateway-to-subgraph hop carrying `RequestContext.clientAddress` (read only after the secret matched). */
-export const CLIENT_ADDRESS_HEADER = 'x-svc-client-address';

@@ -1,3 +1,5 @@
+import { rateLimitRefusals } from './metrics.js';
+
 /**
  * What kind of refusal a domain error is. Each surface maps kinds to its own statuses in its one error mapping
  * (GraphQL: `subgraphs/kernel/graphql-errors.ts`; REST: `rest-facade/src/errors.ts`).
@@ -24,9 +26,20 @@ export const forbidden = (message = 'You are not allowed to do this.', code = 'f
 export const notFound = (what = 'Resource') => new DomainError('not_found', 'not_found', `${what} not found.`);
 export const invalid = (code: string, message: string, details?: unknown) => new DomainError('invalid', code, message, details);
 export const conflict = (code: string, message: string) => new DomainError('conflict', code, message);
-/** Too many attempts in a window: `details.retryAfterSeconds` says when the caller may try again. */
-export const rateLimited = (code: string, message: string, retryAfterSeconds: number) =>
-  new DomainError('rate_limited', code, message, { retryAfterSeconds });
+/**
+ * A refusal of one input field, worded as the resource API words every validation error: the message
+ * `<field>: <rule>` (`password: 10 to 256 characters`) and `details` `[{ field, message: <rule> }]`.
+ */
+export const invalidField = (code: string, field: string, rule: string, kind: 'invalid' | 'conflict' = 'invalid') =>
+  new DomainError(kind, code, `${field}: ${rule}`, [{ field, message: rule }]);
+/**
+ * Too many attempts in a window: `details.retryAfterSeconds` says when the caller may try again. Counted in
+ * `svc_rate_limit_refusals_total` under its code (a fixed string per limit).
+ */
+export const rateLimited = (code: string, message: string, retryAfterSeconds: number) => {
+  rateLimitRefusals.inc({ limit: code });
+  return new DomainError('rate_limited', code, message, { retryAfterSeconds });
+};
 
 /** Socket-level error codes that mean the database connection failed or was cut. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

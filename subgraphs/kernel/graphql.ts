@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLResolveInfo } from 'graphql';
+import { GraphQLScalarType, Kind, parse, valueFromASTUntyped, type DocumentNode, type GraphQLResolveInfo } from 'graphql';
 import { isoTime } from './iso-time.js';
 
 /** ISO 8601 UTC timestamps. */
@@ -16,6 +16,15 @@ export const DateTime = new GraphQLScalarType({
     if (ast.kind !== Kind.STRING || Number.isNaN(new Date(ast.value).getTime())) throw new TypeError('DateTime must be an ISO 8601 string');
     return new Date(ast.value);
   },
+});
+
+/** Any JSON value, passed through as it is (a field's own rules validate it: see `Community.metadata`). */
+export const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
 });
 
 /** Reads a `schema.graphql` that sits beside the calling module. */

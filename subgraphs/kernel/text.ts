@@ -154,3 +154,28 @@ export function text(options: TextOptions): z.ZodString {
   }
   return schema;
 }
+
+/** Bidirectional embedding, override and isolate controls (U+202A to U+202E, U+2066 to U+2069): they reorder what follows. */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+/** A character that shows something: not white space, not a default-ignorable or format character, not a mark alone. */
+const VISIBLE = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{M}\u2800]/u;
+
+/**
+ * Why `value` cannot be a name (a display name, a tribe's name) beyond the text rule, or null: a name must show at
+ * least one character (not only spaces, zero-width or format characters: "\u200B mentioned you" impersonates
+ * nobody), and must not hold bidi controls, which make a name read differently from what it is. Text bodies keep
+ * what people write; handles and usernames are ASCII already.
+ */
+export function nameProblem(value: string): string | null {
+  if (BIDI_CONTROL.test(value)) return 'must not contain bidirectional override or isolate controls (U+202A to U+202E, U+2066 to U+2069)';
+  if (!VISIBLE.test(value)) return 'must contain at least one visible character';
+  return null;
+}
+
+/** `text()` for a name: the text rule, its lengths, and `nameProblem`'s rule. */
+export function nameText(options: TextOptions): z.ZodString {
+  return text(options).superRefine((value, ctx) => {
+    const problem = nameProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}

@@ -12,6 +12,8 @@ export interface ClaimedMail {
   html: string | null;
   headers: Record<string, string>;
   attempts: number;
+  /** The `traceparent` of the request that queued it, or null. */
+  traceContext: string | null;
 }
 
 const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
@@ -43,7 +45,7 @@ export async function claimDue(db: Executor, now: Date, until: Date, limit: numb
         order by next_attempt_at, id
         limit ${limit}
         for update skip locked)
-    returning m.id, m.kind, m.to_address, m.subject, m.text_body, m.html_body, m.headers, m.attempts`);
+    returning m.id, m.kind, m.to_address, m.subject, m.text_body, m.html_body, m.headers, m.attempts, m.trace_context`);
   return rowsOf(result).map((r) => ({
     id: String(r.id),
     kind: String(r.kind),
@@ -53,6 +55,7 @@ export async function claimDue(db: Executor, now: Date, until: Date, limit: numb
     html: r.html_body == null ? null : String(r.html_body),
     headers: (typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers ?? {}) as Record<string, string>,
     attempts: Number(r.attempts),
+    traceContext: r.trace_context == null ? null : String(r.trace_context),
   }));
 }
 
@@ -84,4 +87,10 @@ export async function record(db: Executor, id: string, claimId: string, r: MailR
     .where(and(eq(mailOutbox.id, id), eq(mailOutbox.claimId, claimId)))
     .returning({ id: mailOutbox.id });
   return rows.length === 1;
+}
+
+/** Deletes every mail to `address` (case-insensitive), whatever its status; returns how many. */
+export async function deleteToAddress(db: Executor, address: string): Promise<number> {
+  const rows = await db.delete(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).returning({ id: mailOutbox.id });
+  return rows.length;
 }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Executor } from '../../db/src/index.js';
 import type { AppDeps } from '../kernel/index.js';
+import { mailMessages } from '../kernel/metrics.js';
+import { currentTraceparent, endSpan, startSpan } from '../kernel/tracing.js';
 import * as repo from './mail.repository.js';
 import type { MailKind } from './mail.tables.js';
 
@@ -37,7 +39,8 @@ const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, ' ').trim
 
 /**
  * Queues a mail inside `tx` (the transaction of the change that causes it): it is sent by the `mail.send` job only
- * if the transaction commits. Returns the mail's id, or null when `dedupeKey` was queued already.
+ * if the transaction commits. Returns the mail's id, or null when `dedupeKey` was queued already. With tracing on, the
+ * mail keeps the queuing request's trace context, which its `mail.send` span links to.
  */
 export async function enqueueMail(tx: Executor, mail: OutgoingMail): Promise<string | null> {
   const headers: Record<string, string> = { 'Auto-Submitted': 'auto-generated' };
@@ -53,7 +56,9 @@ export async function enqueueMail(tx: Executor, mail: OutgoingMail): Promise<str
   const to = oneLine(mail.to);
   if (!/^[^\s@<>,;]+@[^\s@<>,;]+$/.test(to)) throw new Error('mail recipient must be one plain address');
   const now = mail.now ?? new Date();
+  const traceContext = currentTraceparent(); // null when tracing is off
   return repo.insert(tx, {
+    ...(traceContext ? { traceContext } : {}),
     kind: mail.kind,
     toAddress: to,
     subject: oneLine(mail.subject).slice(0, 300),
@@ -67,6 +72,21 @@ export async function enqueueMail(tx: Executor, mail: OutgoingMail): Promise<str
     createdAt: now,
   });
 }
+
+/**
+ * Forgets a recipient inside `tx` (an account being deleted): every mail to `address` goes, queued or sent, so
+ * neither the mail nor the address outlives the account. Returns how many mails went.
+ */
+export function forgetRecipient(tx: Executor, address: string): Promise<number> {
+  return repo.deleteToAddress(tx, address);
+}
+
+/**
+ * With tracing on, one mail's send (or keeping, without SMTP): a span `mail.send <kind>` of a trace of its own, linked
+ * to the request that queued it. Never the recipient or the body.
+ */
+const mailSpan = (m: repo.ClaimedMail) =>
+  startSpan(`mail.send ${m.kind}`, { kind: 'producer', root: true, links: [m.traceContext], attributes: { 'svc.mail.id': m.id, 'svc.mail.kind': m.kind, 'svc.mail.attempt': m.attempts + 1 } });
 
 /** What one send cycle did. */
 export interface SendResult {
@@ -111,10 +131,14 @@ export async function sendQueuedMail(app: AppDeps): Promise<SendResult> {
 
   if (!mail.smtpUrl) {
     for (const m of claimed) {
+      const span = mailSpan(m);
       app.log.info({ mailId: m.id, kind: m.kind, to: m.to, subject: m.subject }, 'mail kept in mail_outbox (SMTP_URL is not set)');
       const ok = await repo.record(db, m.id, claimId, { status: 'logged', attempts: m.attempts, lastError: null, nextAttemptAt: null, sentAt: null, eraseBody: false });
       if (ok) result.logged += 1;
+      span?.setAttribute('svc.mail.outcome', 'logged');
+      endSpan(span);
     }
+    mailMessages.inc({ outcome: 'logged' }, result.logged);
     return result;
   }
 
@@ -127,12 +151,16 @@ export async function sendQueuedMail(app: AppDeps): Promise<SendResult> {
   try {
     for (const m of claimed) {
       const attempts = m.attempts + 1;
+      const span = mailSpan(m);
       try {
         await transport.sendMail({ from: mail.from, to: m.to, subject: m.subject, text: m.text, html: m.html ?? undefined, headers: m.headers });
+        span?.setAttribute('svc.mail.outcome', 'sent');
+        endSpan(span);
         await repo.record(db, m.id, claimId, { status: 'sent', attempts, lastError: null, nextAttemptAt: null, sentAt: app.clock(), eraseBody: true });
         result.sent += 1;
         app.log.info({ mailId: m.id, kind: m.kind, to: m.to }, 'mail sent');
       } catch (error) {
+        if (span?.isRecording()) endSpan(span, error); // not when the send succeeded and recording it failed
         const final = attempts >= MAIL_MAX_ATTEMPTS || isPermanent(error);
         const at = app.clock();
         await repo.record(db, m.id, claimId, {
@@ -150,6 +178,9 @@ export async function sendQueuedMail(app: AppDeps): Promise<SendResult> {
     }
   } finally {
     transport.close();
+    mailMessages.inc({ outcome: 'sent' }, result.sent);
+    mailMessages.inc({ outcome: 'retried' }, result.retrying);
+    mailMessages.inc({ outcome: 'failed' }, result.failed);
   }
   return result;
 }

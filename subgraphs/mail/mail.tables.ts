@@ -18,6 +18,8 @@ export const mailOutbox = pgTable('mail_outbox', {
   claimedUntil: timestamp('claimed_until', { withTimezone: true }),
   sentAt: timestamp('sent_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  /** The `traceparent` of the request that queued the mail (null when tracing is off): its `mail.send` span links to it. */
+  traceContext: text('trace_context'),
 });
 
 /** Where a mail is: waiting (`pending`), handed to the SMTP server (`sent`), kept without SMTP (`logged`), given up (`failed`). */

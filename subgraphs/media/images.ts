@@ -6,10 +6,13 @@ export const IMAGE_MAX_SIDE = 2048;
 /** The largest side of the thumbnail. */
 export const THUMB_SIDE = 320;
 /**
- * The most pixels an uploaded image may declare (width x height): 50 megapixels, well above any camera's 48 MP but far
- * below a decompression bomb's 50,000 x 50,000 (2.5 gigapixels), which libvips refuses before decoding a pixel.
+ * The most pixels an uploaded image of each kind may declare (width x height), read from its header before a pixel is
+ * decoded (libvips' `limitInputPixels` too): an avatar 16 megapixels (4,096 x 4,096), a post image 40 megapixels
+ * (7,680 x 5,120; a 24 MP phone photo or a 36 MP camera's fit). Decoding costs with the pixels, not the bytes: a
+ * 156 KB PNG declaring 7,000 x 7,000 pixels (49 MP) is refused, as is a decompression bomb's 50,000 x 50,000.
  */
-export const MAX_INPUT_PIXELS = 50_000_000;
+export const PIXEL_BUDGETS = { avatar: 16_000_000, post_image: 40_000_000 } as const;
+export type ImageKind = keyof typeof PIXEL_BUDGETS;
 
 /** Why an image was refused: `image_too_large` (a bomb, or too many pixels) or `invalid_image` (unreadable, truncated). */
 export class ImageRejected extends Error {
@@ -30,15 +33,15 @@ export interface Rendition {
   info: Promise<{ width: number; height: number }>;
 }
 
-const open = (file: string) => sharp(file, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'truncated', sequentialRead: true, animated: false });
+const open = (file: string, maxPixels: number) => sharp(file, { limitInputPixels: maxPixels, failOn: 'truncated', sequentialRead: true, animated: false });
 
 /**
- * Checks the image at `file` (its header only: the declared size against `MAX_INPUT_PIXELS`), then returns its two
+ * Checks the image at `file` (its header only: the declared size against the kind's `PIXEL_BUDGETS`), then returns its two
  * WebP renditions: `image` (at most `IMAGE_MAX_SIDE` px a side) and `thumb` (at most `THUMB_SIDE`). Both are turned
  * upright by their EXIF orientation and carry no metadata (EXIF, GPS, XMP, ICC dropped: sharp keeps none unless asked).
  * The first frame of an animation is kept. Decoding runs on libvips' threads, off the event loop.
  */
-export async function renditionsOf(file: string): Promise<{ width: number; height: number; renditions: Rendition[] }> {
+export async function renditionsOf(file: string, kind: ImageKind): Promise<{ width: number; height: number; renditions: Rendition[] }> {
   let meta: Metadata;
   try {
     meta = await sharp(file, { limitInputPixels: false }).metadata();
@@ -48,11 +51,13 @@ export async function renditionsOf(file: string): Promise<{ width: number; heigh
   const width = meta.width ?? 0;
   const height = meta.height ?? 0;
   if (!width || !height) throw new ImageRejected('invalid_image', 'The image declares no size.');
-  if (width * height > MAX_INPUT_PIXELS) {
-    throw new ImageRejected('image_too_large', `The image declares ${width} x ${height} pixels; at most ${MAX_INPUT_PIXELS} pixels are accepted.`);
+  const budget = PIXEL_BUDGETS[kind];
+  if (width * height > budget) {
+    const n = (v: number) => v.toLocaleString('en-US');
+    throw new ImageRejected('image_too_large', `The image declares ${n(width)} x ${n(height)} pixels (${n(width * height)}); a ${kind} may have at most ${n(budget)} pixels.`);
   }
   const rendition = (name: Rendition['name'], side: number, quality: number): Rendition => {
-    const stream = open(file).autoOrient().resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).webp({ quality });
+    const stream = open(file, budget).autoOrient().resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).webp({ quality });
     const info = new Promise<{ width: number; height: number }>((resolve, reject) => {
       stream.once('info', (i: OutputInfo) => resolve({ width: i.width, height: i.height }));
       stream.once('error', reject);

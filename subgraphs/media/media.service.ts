@@ -4,16 +4,18 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline as pipe, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { RANK, requireActiveMember, requireRole, viewerRole } from '../members/index.js';
-import { type AppDeps, type RequestContext, forbidden, invalid, isUuid, notFound, unauthorized } from '../kernel/index.js';
-import { getCommunity, findCommunity } from '../tribes/index.js';
-import { imageErrorOf, renditionsOf } from './images.js';
+import { requireActiveMember, requireRole } from '../members/index.js';
+import { type AppDeps, type RequestContext, invalid, isUuid, notFound, unauthorized } from '../kernel/index.js';
+import { getCommunity } from '../tribes/index.js';
+import { imageErrorOf, renditionsOf, type ImageKind } from './images.js';
 import * as repo from './media.repository.js';
 import { MEDIA_KINDS, type Media, type MediaKind, type MediaVariant } from './media.tables.js';
 import { sniff, SNIFF_BYTES, type SniffedType } from './sniff.js';
 import { closed, mediaKey, mediaPrefix, type MediaStorage } from './storage.js';
-import { checkSignature, mediaPath, parseMediaPath, signMediaPath } from './urls.js';
+import { mediaPath, parseMediaPath, signMediaPath, signMediaPathFor } from './urls.js';
 import { enqueueTranscode } from './transcode.js';
+import { mediaWork } from './processing.js';
+import { requireUploadQuota, takeUploadAttempt } from './upload-limits.js';
 
 declare module '../kernel/context.js' {
   interface AppDeps {
@@ -50,7 +52,7 @@ export interface UploadPlan {
 export interface UploadedMedia {
   media: Media;
   variants: MediaVariant[];
-  /** `/media/<id>/<main variant>`, signed when the media is restricted to a tribe's members. */
+  /** `/media/<id>/<main variant>`, signed when the media is restricted to a tribe's members, and for a lesson video. */
   url: string;
   /** The stable reference to store in a post, a profile or a lesson: the unsigned path. */
   path: string;
@@ -179,10 +181,13 @@ const guarded = (source: Readable, guard: UploadGuard): Readable => {
  * `image` (WebP, at most 2,048 px) and `thumb` (WebP, 320 px), without metadata; the original is not kept. Videos are
  * stored as sent (`original`), then handed to the transcoding hook. Nothing is kept of a refused or failed upload: no
  * file, no row. Stored names are generated from a new id, never from the client's file name. `bodyComplete` (the
- * transport's: the rest of the request read without error) is awaited before the row is written.
+ * transport's: the rest of the request read without error) is awaited before the row is written. The upload limits
+ * apply (upload-limits.ts): the caller's upload rate and byte quota before the file is read, the quota again with the
+ * row; images wait for a processing slot (processing.ts) and are refused past their kind's pixel budget (images.ts).
  */
 export async function uploadMedia(ctx: RequestContext, fields: UploadFields, file: Readable, bodyComplete?: Promise<void>): Promise<UploadedMedia> {
   const plan = await authorizeUpload(ctx, fields);
+  await takeUploadAttempt(ctx.app, plan.ownerId);
   return storeUpload(ctx.app, plan, file, bodyComplete);
 }
 
@@ -206,8 +211,10 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
       await mkdir(scratchDir, { recursive: true });
       scratchFile = createWriteStream(scratch, { flags: 'wx', mode: 0o600 });
       await pipeline(guarded(file, guard), scratchFile);
+      // One of MEDIA_IMAGE_CONCURRENCY slots while libvips decodes and encodes (processing.ts): a flood queues here.
+      const release = await mediaWork(app).images.acquire();
       try {
-        const image = await renditionsOf(scratch);
+        const image = await renditionsOf(scratch, plan.kind as ImageKind);
         // Every rendition settles before a failure is answered: one still being written when the other fails
         // would otherwise leave its temporary file, or land its file after the clean-up below.
         const settled = await Promise.allSettled(
@@ -228,10 +235,13 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
         height = main.height;
       } catch (error) {
         throw imageErrorOf(error);
+      } finally {
+        release();
       }
     }
     await bodyComplete;
     const media = await app.database.db.transaction(async (tx) => {
+      await requireUploadQuota(app, tx, plan.ownerId, guard.size);
       const inserted = await repo.insertMedia(
         tx,
         {
@@ -271,44 +281,11 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
 const mainVariant = (m: Media) => (m.kind === 'lesson_video' ? 'original' : 'image');
 
 function present(app: AppDeps, media: Media, variants: MediaVariant[], restricted: boolean): UploadedMedia {
-  const sign = (p: string) => (restricted ? signMediaPath(app, p) : p);
+  // A lesson video goes only to a viewer's signed URL (media.access.ts): its uploader's, a moderator of the tribe.
+  const sign = (p: string) => (media.kind === 'lesson_video' ? signMediaPathFor(app, p, media.ownerId!) : restricted ? signMediaPath(app, p) : p);
   const p = mediaPath(media.id, mainVariant(media));
   const thumb = variants.some((v) => v.name === 'thumb') ? sign(mediaPath(media.id, 'thumb')) : null;
   return { media, variants, url: sign(p), path: p, thumbnailUrl: thumb };
-}
-
-/** What `GET /media/{id}/{variant}` may send: the variant, and how long a client may cache it. */
-export interface ServedVariant {
-  media: Media;
-  variant: MediaVariant;
-  /** `public, max-age=31536000, immutable` for media anyone may see; `private, max-age=<until the signature expires>` otherwise. */
-  cacheControl: string;
-}
-
-/**
- * The access rule of a media file: media of no tribe (avatars, tribe-less post images) and of a public tribe are
- * public; media of a private tribe go to a request with a valid, unexpired signature (`signMediaPath`) or from a
- * signed-in member of the tribe. Unknown ids and variants are `not_found`; a bad or expired signature is `forbidden`.
- */
-export async function openVariant(ctx: RequestContext, mediaId: string, variant: string, query: { exp?: unknown; sig?: unknown }): Promise<ServedVariant> {
-  if (!isUuid(mediaId)) throw notFound('Media');
-  const found = await repo.findVariant(ctx.app.database.db, mediaId.toLowerCase(), variant);
-  if (!found || found.media.status === 'failed') throw notFound('Media');
-  const { media } = found;
-  const community = media.communityId ? await findCommunity(ctx, media.communityId) : null;
-  if (media.communityId && !community) throw notFound('Media');
-  if (!community || community.isPublic) return { ...found, cacheControl: 'public, max-age=31536000, immutable' };
-  const signature = checkSignature(ctx.app, media.id, query.exp, query.sig);
-  if (signature.status === 'valid') {
-    const left = Math.max(0, signature.expires - Math.floor(ctx.app.clock().getTime() / 1000));
-    return { ...found, cacheControl: `private, max-age=${left}, immutable` };
-  }
-  const role = ctx.caller ? await viewerRole(ctx, community.id) : null;
-  if (role && RANK[role] >= RANK.member) return { ...found, cacheControl: 'private, max-age=0, must-revalidate' };
-  if (signature.status === 'expired') throw forbidden('This media link has expired: fetch the content again for a fresh one.', 'url_expired');
-  if (signature.status === 'invalid') throw forbidden('This media link is not valid.', 'invalid_signature');
-  if (!ctx.caller) throw unauthorized('This media belongs to a private tribe: use its signed URL, or sign in as a member.');
-  throw forbidden('This media belongs to a private tribe: only its members see it.');
 }
 
 /** How content may use an uploaded media. */

@@ -14,12 +14,16 @@ const text = async (r: Readable) => {
   return Buffer.concat(parts).toString();
 };
 
+// The store's folder inside a folder of the test's own: what a bad key would write beside the store (`../x`) is
+// looked for there, not in the shared temporary folder where anything may be called `x`.
+let parent: string;
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'svc-storage-'));
+  parent = await mkdtemp(path.join(tmpdir(), 'svc-storage-'));
+  dir = path.join(parent, 'store');
   store = new LocalDiskStorage(dir);
 });
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(parent, { recursive: true, force: true });
 });
 
 describe('LocalDiskStorage', () => {

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Executor } from '../../db/src/index.js';
 import type { AppDeps } from '../kernel/index.js';
+import { currentTraceparent, inSpan } from '../kernel/tracing.js';
 import { contentTypeOf, FfmpegError, signPlaylistUris, transcodeToHls, type FfmpegOptions, type Rendition } from './ffmpeg.js';
 import { mediaKey } from './storage.js';
+import { mediaWork } from './processing.js';
 import * as repo from './video.repository.js';
 import type { MediaStorage } from './storage.js';
 
@@ -54,10 +56,10 @@ export interface TranscodeResult {
 
 /**
  * Queues media `mediaId` (a stored lesson_video) for transcoding; a second call changes nothing. Pass the upload's
- * transaction as `tx` to queue it with the media row.
+ * transaction as `tx` to queue it with the media row. With tracing on, the row keeps the upload's trace context.
  */
 export async function enqueueTranscode(app: AppDeps, mediaId: string, tx: Executor = app.database.db): Promise<void> {
-  await repo.insertQueued(tx, mediaId, app.clock());
+  await repo.insertQueued(tx, mediaId, app.clock(), currentTraceparent()); // the upload's trace context (null when tracing is off)
 }
 
 /** The video states of `mediaIds` (those queued at all), in one statement. */
@@ -96,7 +98,12 @@ export async function transcodePending(
     const claim = await repo.claimNext(db, app.clock(), rt.leaseMs);
     if (!claim) break;
     result.claimed += 1;
-    const outcome = await transcodeOne(app, rt, claim, options);
+    // With tracing on, a span `media.transcode` of a trace of its own, linked to the upload that queued the video.
+    const outcome = await inSpan('media.transcode', { kind: 'consumer', root: true, links: [claim.traceContext], attributes: { 'svc.media.id': claim.mediaId, 'svc.media.attempt': claim.attempts } }, async (span) => {
+      const done = await transcodeOne(app, rt, claim, options);
+      span?.setAttribute('svc.media.outcome', done);
+      return done;
+    });
     result[outcome] += 1;
   }
   return result;
@@ -145,7 +152,8 @@ async function transcodeOne(
     const input = path.join(work, 'original');
     await pipeline(await rt.storage.get(original), createWriteStream(input, { flags: 'wx' }));
 
-    const hls = await transcodeToHls(input, out, { ...rt.ffmpeg, signal: local.signal });
+    // One of MEDIA_VIDEO_CONCURRENCY slots of the process (processing.ts): other runs' videos wait their turn.
+    const hls = await mediaWork(app).videos.run(() => transcodeToHls(input, out, { ...rt.ffmpeg, signal: local.signal }));
 
     const stored: Array<{ name: string; key: string; contentType: string; size: number; etag: string }> = [];
     for (const file of hls.files) {
@@ -200,22 +208,20 @@ export function transcodeRuntime(app: AppDeps): TranscodeRuntime {
 export const HLS_PLAYLIST_TYPE = 'application/vnd.apple.mpegurl';
 
 /**
- * For a request of an HLS playlist that carries a media signature (`?exp=&sig=`, a private tribe's signed URL), the
- * playlist with that signature appended to each of its relative URIs, so a player fetching the renditions and segments
- * beside it (`<video>` or hls.js) sends the signature along; null for any other request (served as stored). The
- * signature covers the media id, not the variant, so one signature serves every file of the video; the route has
- * already checked it (or the caller's membership).
+ * For a playlist served through a signed URL (`signature`: the checked query, `exp=&sig=` or a viewer's
+ * `exp=&u=&sig=`), the playlist with that signature appended to each of its relative URIs, so a player fetching the
+ * renditions and segments beside it (`<video>` or hls.js) sends the signature along; null for any other file or when
+ * `signature` is null (served as stored). The signature covers the media id, not the variant, so one signature serves
+ * every file of the video; the route has already checked it (`openVariant`).
  */
 export async function signedPlaylist(
   app: AppDeps,
   variant: { contentType: string; storageKey: string; sizeBytes: number },
-  query: { exp?: unknown; sig?: unknown },
+  signature: string | null,
 ): Promise<string | null> {
-  if (variant.contentType !== HLS_PLAYLIST_TYPE) return null;
-  const { exp, sig } = query;
-  if (typeof exp !== 'string' || typeof sig !== 'string' || !/^\d{1,12}$/.test(exp) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
+  if (variant.contentType !== HLS_PLAYLIST_TYPE || signature === null) return null;
   if (variant.sizeBytes > 4 * 1024 * 1024) return null; // not a playlist this module wrote
   const chunks: Buffer[] = [];
   for await (const chunk of await app.mediaStorage.get(variant.storageKey)) chunks.push(chunk as Buffer);
-  return signPlaylistUris(Buffer.concat(chunks).toString('utf8'), `exp=${exp}&sig=${sig}`);
+  return signPlaylistUris(Buffer.concat(chunks).toString('utf8'), signature);
 }

@@ -8,10 +8,10 @@ import type { Rendition } from './ffmpeg.js';
 const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows: Record<string, unknown>[] }).rows;
 
 /** Queues a media for transcoding (status processing); nothing when it is queued already. */
-export async function insertQueued(tx: Executor, mediaId: string, now: Date): Promise<void> {
+export async function insertQueued(tx: Executor, mediaId: string, now: Date, traceContext: string | null): Promise<void> {
   await tx.execute(sql`
-    insert into media_videos (media_id, status, created_at, updated_at)
-    values (${mediaId}::uuid, 'processing', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
+    insert into media_videos (media_id, status, created_at, updated_at, trace_context)
+    values (${mediaId}::uuid, 'processing', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz, ${traceContext})
     on conflict (media_id) do nothing`);
 }
 
@@ -27,6 +27,8 @@ export interface Claim {
   mediaId: string;
   attempts: number;
   claimId: string;
+  /** The `traceparent` of the request that queued the video, or null. */
+  traceContext: string | null;
 }
 
 /** Claims the oldest queued row whose lease is free (`FOR UPDATE SKIP LOCKED`), counting the attempt. */
@@ -43,9 +45,9 @@ export async function claimNext(db: Executor, now: Date, leaseMs: number): Promi
         order by created_at, media_id
         limit 1
         for update skip locked)
-    returning v.media_id, v.attempts`);
+    returning v.media_id, v.attempts, v.trace_context`);
   const row = rowsOf(result)[0];
-  return row ? { mediaId: String(row.media_id), attempts: Number(row.attempts), claimId } : null;
+  return row ? { mediaId: String(row.media_id), attempts: Number(row.attempts), claimId, traceContext: row.trace_context == null ? null : String(row.trace_context) } : null;
 }
 
 /** Extends the lease while `claimId` holds the row; false when the claim was lost. */

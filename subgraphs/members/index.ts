@@ -1,4 +1,4 @@
-export { RANK, requireActiveMember, requireOutranks, requireRole, requireTribeAdmin, requireView, requireVisible, requireWritable, viewerRole, viewerTribes } from './members.access.js';
+export { RANK, requireActiveMember, requireOutranks, requireRole, requireTribeAdmin, requireView, requireVisible, requireWritable, viewerRole, viewerTribes, visibleOrNull } from './members.access.js';
 export type { TribeCaller, TribeRef } from './members.access.js';
 export {
   addOwner,

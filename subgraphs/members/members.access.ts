@@ -95,6 +95,20 @@ export async function requireView(ctx: RequestContext, community: { id: string; 
 }
 
 /**
+ * The row when the caller may see its tribe's content (the rule `requireVisible` applies, without the tribe check
+ * of a root field's `communityId`), else null: a public tribe's to anyone, a private tribe's to its members. What an
+ * entity reference answers for a course, an event, a challenge, a win or a membership, so that a row the root field
+ * refuses never comes back through a seam. Batched: the tribes and the caller's roles are per-request DataLoaders,
+ * so a list of references costs one statement each (at most), whatever its length.
+ */
+export async function visibleOrNull<T extends { communityId: string }>(ctx: RequestContext, row: T | null | undefined): Promise<T | null> {
+  if (!row) return null;
+  // Both at once, so that every reference of a list joins the same two batches (a tribe's, the caller's roles).
+  const [community, role] = await Promise.all([findCommunity(ctx, row.communityId), viewerRole(ctx, row.communityId)]);
+  return community && (community.isPublic || role) ? row : null;
+}
+
+/**
  * Tribe isolation for one row of a tribe's content (a course, an event...): the row must exist and, when
  * `communityId` is given, belong to that tribe, or `not_found` names `what`; then the caller must see the
  * tribe's content (`requireView`). Returns the row.

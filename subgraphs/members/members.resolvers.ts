@@ -30,7 +30,7 @@ export const resolvers: Resolvers = {
     memberships: (u, a, ctx) => service.memberships(ctx, u.id, a),
   },
   Member: {
-    __resolveReference: (r, ctx) => service.memberById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableMember(ctx, r.id),
     community: (m) => ref('Community', m.communityId),
     user: (m) => ref('User', m.userId),
   },

@@ -30,7 +30,7 @@ import {
   toConnection,
 } from '../kernel/index.js';
 import { emitEvent } from '../outbox/index.js';
-import { RANK, forgetViewerRole, requireRole, requireView, requireWritable, viewerRole } from './members.access.js';
+import { RANK, forgetViewerRole, requireRole, requireView, requireWritable, viewerRole, visibleOrNull } from './members.access.js';
 import * as repo from './members.repository.js';
 import { ROLES, type Member } from './members.tables.js';
 
@@ -53,7 +53,7 @@ async function join(tx: Executor, communityId: string, handle: string, userId: s
 /** Joins the tribe an invite code belongs to, inside the caller's transaction (sign-up: `onboarding/`). */
 export async function joinByInvite(app: AppDeps, tx: Executor, userId: string, code: string): Promise<Member> {
   const invite = code.length <= 64 ? await repo.findLiveInvite(tx, code) : undefined;
-  if (!invite) throw invalid('invalid_invite', 'The invite code is unknown or revoked.');
+  if (!invite) throw invalid('invalid_invite', 'inviteCode: unknown or revoked.', [{ field: 'inviteCode', message: 'unknown or revoked' }]);
   const ctx: RequestContext = { app, caller: { userId }, requestId: 'signup' };
   const community = await getCommunity(ctx, invite.communityId);
   await requireWritable(ctx, community.id); // a suspended tribe takes nobody in
@@ -196,10 +196,19 @@ export function memberCount(ctx: RequestContext, communityId: string): Promise<n
   return loader.load(communityId);
 }
 
-/** Members by membership id, batched per request (entity references). */
+/** Members by membership id without an access check, batched per request: for services that check access themselves. */
 export function memberById(ctx: RequestContext, id: string): Promise<Member | null> {
   const loader = idLoader<Member>(ctx, 'members.byId', (ids) => repo.findByIds(ctx.app.database.db, ids));
   return loader.load(id);
+}
+
+/**
+ * The membership when the caller may see it, by the rule of `getMember` (the root field `member`: anyone who sees the
+ * tribe's content), else null: what an entity reference answers, so that a private tribe's members never reach an
+ * outsider through a seam.
+ */
+export async function readableMember(ctx: RequestContext, id: string): Promise<Member | null> {
+  return visibleOrNull(ctx, await memberById(ctx, id));
 }
 
 /** Platform API (`members:read`): members of the key's tribe, newest first, paged by clamped offset. */

@@ -15,12 +15,22 @@ const toEvent = (r: Record<string, unknown>): OutboxEvent => ({
   type: String(r.type),
   data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
   createdAt: asDate(r.created_at),
+  traceContext: r.trace_context == null ? null : String(r.trace_context),
 });
+
+/** Events not yet fanned out to webhooks, and the age in seconds of the oldest of them (0 when none). */
+export async function backlog(tx: Executor): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+  const result = await tx.execute(sql`
+    select count(*)::int as waiting, coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as age
+      from outbox_events where processed_at is null`);
+  const row = rowsOf(result)[0] ?? {};
+  return { waiting: Number(row.waiting ?? 0), oldestAgeSeconds: Math.max(0, Number(row.age ?? 0)) };
+}
 
 /** Locks up to `limit` unprocessed events, oldest first, skipping rows another worker holds. */
 export async function lockUnprocessed(tx: Executor, limit: number): Promise<OutboxEvent[]> {
   const result = await tx.execute(sql`
-    select id, community_id, type, data, created_at from outbox_events
+    select id, community_id, type, data, created_at, trace_context from outbox_events
      where processed_at is null
      order by created_at, id
      limit ${limit}
@@ -33,14 +43,17 @@ const NOTIFY_LOCK = 72_430_012;
 
 /**
  * Up to `limit` events the notifications consumer has not taken, oldest first; empty when another consumer holds the
- * consumer lock (it is held until `tx` ends). No row lock is taken while they are read, so the webhook fan-out, which
+ * consumer lock (it is held until `tx` ends), or, with `wait`, once that consumer's transaction has ended. No row lock is taken while they are read, so the webhook fan-out, which
  * locks the same rows with `skip locked`, is only kept off them from `markNotified` to the commit.
  */
-export async function claimUnnotified(tx: Executor, limit: number): Promise<OutboxEvent[]> {
-  const [lock] = rowsOf(await tx.execute(sql`select pg_try_advisory_xact_lock(${NOTIFY_LOCK}) as ok`));
-  if (!lock?.ok) return [];
+export async function claimUnnotified(tx: Executor, limit: number, wait = false): Promise<OutboxEvent[]> {
+  if (wait) await tx.execute(sql`select pg_advisory_xact_lock(${NOTIFY_LOCK})`);
+  else {
+    const [lock] = rowsOf(await tx.execute(sql`select pg_try_advisory_xact_lock(${NOTIFY_LOCK}) as ok`));
+    if (!lock?.ok) return [];
+  }
   const result = await tx.execute(sql`
-    select id, community_id, type, data, created_at from outbox_events
+    select id, community_id, type, data, created_at, trace_context from outbox_events
      where notified_at is null
      order by created_at, id
      limit ${limit}`);

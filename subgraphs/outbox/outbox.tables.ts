@@ -1,6 +1,9 @@
 import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /** The transactional outbox: one row per event, written in the transaction of the change it announces. */
+/** The channel on which a statement adding outbox events is announced, at commit (migration 0034's trigger). */
+export const OUTBOX_CHANNEL = 'svc_outbox';
+
 export const outboxEvents = pgTable('outbox_events', {
   id: uuid('id').primaryKey().defaultRandom(),
   communityId: uuid('community_id'),
@@ -10,6 +13,8 @@ export const outboxEvents = pgTable('outbox_events', {
   processedAt: timestamp('processed_at', { withTimezone: true }),
   /** When the notifications consumer took the event (independent of the webhook fan-out's `processedAt`). */
   notifiedAt: timestamp('notified_at', { withTimezone: true }),
+  /** The W3C `traceparent` of the request that wrote the event (null when tracing is off): fan-out and delivery spans link to it. */
+  traceContext: text('trace_context'),
 });
 
 /** Event names the outbox records; every one of them is a webhook event a tribe's endpoint can subscribe to. */
@@ -19,6 +24,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'member.removed',
   'order.paid',
   'order.refunded',
+  'payment.completed',
   'post.created',
   'win.approved',
   'event.created',
@@ -40,4 +46,6 @@ export interface OutboxEvent {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** The writing request's `traceparent`, or null. */
+  traceContext: string | null;
 }

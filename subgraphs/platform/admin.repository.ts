@@ -28,6 +28,16 @@ export async function staffAmong(db: Executor, userIds: readonly string[]): Prom
   return new Set((await staffById(db).execute({ ids: [...userIds] })).map((r) => r.userId));
 }
 
+/** True when the audit log records a `staff.revoke` of the user (staff taken away by the operator). */
+export async function wasRevoked(db: Executor, userId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: platformAuditLog.id })
+    .from(platformAuditLog)
+    .where(and(eq(platformAuditLog.action, 'staff.revoke'), eq(platformAuditLog.targetType, 'user'), eq(platformAuditLog.targetId, userId)))
+    .limit(1);
+  return rows.length === 1;
+}
+
 export async function appendAudit(db: Executor, values: typeof platformAuditLog.$inferInsert): Promise<PlatformAuditRow> {
   const [row] = await db.insert(platformAuditLog).values(values).returning();
   return row;

@@ -3,7 +3,7 @@ import type { Executor } from '../../db/src/index.js';
 import { z } from 'zod';
 import { paidOrdersByCurrency } from '../commerce/index.js';
 import { postsPerDay } from '../content/index.js';
-import { findUserByEmail, getUser, suspendAccount, unsuspendAccount, userCounts, type User } from '../identity/index.js';
+import { findUserByEmail, findUsersByIds, getUser, suspendAccount, unsuspendAccount, userCounts, type User } from '../identity/index.js';
 import {
   type AppDeps,
   type Connection,
@@ -35,11 +35,48 @@ const staffLoader = (ctx: RequestContext) =>
   requestScoped(ctx, 'platform.staff', () =>
     new DataLoader<string, boolean>(async (ids) => {
       const staff = await repo.staffAmong(ctx.app.database.db, ids);
+      const others = ids.filter((id) => !staff.has(id));
+      if (others.length > 0 && ctx.app.config.platformAdminEmails.length > 0) {
+        for (const id of await grantConfiguredAmong(ctx.app, others)) staff.add(id);
+      }
       return ids.map((id) => staff.has(id));
     }),
   );
 
-/** Whether the user is platform staff (batched per request). */
+/**
+ * Whether `user` holds an address of `PLATFORM_ADMIN_EMAILS` that it has proved it owns: anyone may sign up with any
+ * address, so an unverified one never makes staff (`verifyEmail`, or an identity provider that verified it).
+ */
+const listedAndVerified = (app: AppDeps, user: { email: string; emailVerifiedAt?: Date | string | null }): boolean =>
+  Boolean(user.emailVerifiedAt) && app.config.platformAdminEmails.includes(user.email.trim().toLowerCase());
+
+/**
+ * The users among `userIds` whose verified address is in `PLATFORM_ADMIN_EMAILS`, granted platform staff now
+ * (recorded as a `config` grant in the audit log) unless staff was revoked from them (`npm run admin -- revoke` holds
+ * until the next start-up, as before): an address signed up or provisioned after start-up is staff from its first
+ * request once verified.
+ */
+async function grantConfiguredAmong(app: AppDeps, userIds: readonly string[]): Promise<string[]> {
+  const granted: string[] = [];
+  for (const user of await findUsersByIds(app, userIds)) {
+    if (!listedAndVerified(app, user)) continue;
+    const now = await app.database.db.transaction(async (tx) => {
+      if (await repo.wasRevoked(tx, user.id)) return false;
+      if (await repo.insertStaff(tx, user.id, 'config', app.clock())) {
+        await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: 'config' }, tx);
+        app.log.info({ userId: user.id }, 'platform staff granted from PLATFORM_ADMIN_EMAILS');
+      }
+      return true;
+    });
+    if (now) granted.push(user.id);
+  }
+  return granted;
+}
+
+/**
+ * Whether the user is platform staff (batched per request). An account whose address is in `PLATFORM_ADMIN_EMAILS`
+ * is staff from its first check, whenever it was created (see `grantConfiguredAmong`).
+ */
 export const isStaff = (ctx: RequestContext, userId: string): Promise<boolean> => staffLoader(ctx).load(userId);
 
 /** The platform-staff gate: signed in (401), then platform staff (403). Returns the staff member's id. */
@@ -244,14 +281,19 @@ export async function revokeStaff(app: AppDeps, email: string): Promise<{ user: 
 }
 
 /**
- * Start-up: grants platform staff to every address of `PLATFORM_ADMIN_EMAILS` that has an account (logged); an
- * address without an account yet is logged and granted at the next start-up (or with `npm run admin -- grant`).
+ * Start-up: grants platform staff to every address of `PLATFORM_ADMIN_EMAILS` whose account has verified it (logged);
+ * an address without an account yet, or not verified yet, is logged and granted on its account's first request once
+ * verified (see `isStaff`).
  */
 export async function grantConfiguredStaff(app: AppDeps): Promise<void> {
   for (const email of app.config.platformAdminEmails) {
     const user = await findUserByEmail(app, email);
     if (!user) {
-      app.log.warn({ email }, 'PLATFORM_ADMIN_EMAILS: no account has this address yet; it is granted at the next start-up');
+      app.log.warn({ email }, 'PLATFORM_ADMIN_EMAILS: no account has this address yet; it is granted once one signs up with it and verifies it');
+      continue;
+    }
+    if (!listedAndVerified(app, user)) {
+      app.log.warn({ email }, 'PLATFORM_ADMIN_EMAILS: the account with this address has not verified it; it is granted once verified');
       continue;
     }
     const granted = await app.database.db.transaction(async (tx) => {

@@ -25,6 +25,20 @@ const record = {
   createdAt: apiKeys.createdAt,
 };
 
+/** Holds the tribe's key-creation lock until the transaction ends: creations of one tribe count one at a time. */
+export async function lockTribe(tx: Executor, communityId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`api_keys:${communityId}`}, 0))`);
+}
+
+/** The tribe's unrevoked keys. */
+export async function countLive(db: Executor, communityId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.communityId, communityId), isNull(apiKeys.revokedAt)));
+  return row?.n ?? 0;
+}
+
 export async function insert(db: Executor, values: typeof apiKeys.$inferInsert): Promise<ApiKeyRecord> {
   const [row] = await db.insert(apiKeys).values(values).returning(record);
   return row;

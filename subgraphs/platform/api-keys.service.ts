@@ -2,7 +2,8 @@ import {
   type ApiKeyCaller,
   type AppDeps,
   type RequestContext,
-  invalid,
+  DomainError,
+  invalidField,
   isUuid,
   notFound,
   randomToken,
@@ -46,7 +47,7 @@ export interface ApiKeyIdentity {
 /** Trimmed, then cut to 60 characters (code points, so no half emoji); empty is `invalid_name`. */
 function keyName(raw: unknown): string {
   const trimmed = typeof raw === 'string' ? raw.trim() : '';
-  if (!trimmed) throw invalid('invalid_name', 'name is required: give the key a name.');
+  if (!trimmed) throw invalidField('invalid_name', 'name', `required: 1 to ${NAME_MAX} characters after trimming (longer names are cut)`);
   return Array.from(trimmed).slice(0, NAME_MAX).join('');
 }
 
@@ -54,13 +55,16 @@ function keyName(raw: unknown): string {
 function keyScopes(raw: unknown): Scope[] {
   const sent = Array.isArray(raw) ? raw : [];
   const kept = [...new Set(sent.filter((s): s is Scope => typeof s === 'string' && (SCOPES as readonly string[]).includes(s)))];
-  if (kept.length === 0) throw invalid('no_scopes', `scopes must name at least one of: ${SCOPES.join(', ')}.`);
+  if (kept.length === 0) throw invalidField('no_scopes', 'scopes', `at least one of ${SCOPES.join(', ')} (unknown scopes are dropped)`);
   return kept;
 }
 
 /**
  * Creates an API key for the tribe (owner or admin). Only the key's SHA-256 and its first 17 characters
- * are stored; the returned `key` cannot be shown again.
+ * are stored; the returned `key` cannot be shown again. A tribe holds at most `config.rateLimit.keysPerTribe` live keys (`API_KEYS_PER_TRIBE`, 10: the
+ * Platform API's rate limit is per key, so a tribe must not multiply its budget by minting keys): past
+ * it, CONFLICT `api_key_limit` with `details.limit` (revoke one first), counted under the tribe's lock in the
+ * inserting transaction, so concurrent creations cannot pass it.
  */
 export async function createApiKey(ctx: RequestContext, handle: string, raw: { name?: unknown; scopes?: unknown }): Promise<CreatedApiKey> {
   const { community, userId } = await requireTribeAdmin(ctx, { handle });
@@ -68,14 +72,13 @@ export async function createApiKey(ctx: RequestContext, handle: string, raw: { n
   const scopes = keyScopes(raw?.scopes);
   const key = `svc_sk_${randomToken(32)}`;
   const keyPrefix = key.slice(0, KEY_PREFIX_LENGTH);
-  const row = await repo.insert(ctx.app.database.db, {
-    communityId: community.id,
-    name,
-    keyPrefix,
-    keyHash: sha256(key),
-    scopes,
-    createdBy: userId,
-    createdAt: ctx.app.clock(),
+  const max = ctx.app.config.rateLimit.keysPerTribe;
+  const row = await ctx.app.database.db.transaction(async (tx) => {
+    await repo.lockTribe(tx, community.id);
+    if ((await repo.countLive(tx, community.id)) >= max) {
+      throw new DomainError('conflict', 'api_key_limit', `A tribe has at most ${max} live API keys: revoke one before creating another.`, { limit: max });
+    }
+    return repo.insert(tx, { communityId: community.id, name, keyPrefix, keyHash: sha256(key), scopes, createdBy: userId, createdAt: ctx.app.clock() });
   });
   return { id: row.id, name, key, keyPrefix, scopes };
 }

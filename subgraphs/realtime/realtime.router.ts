@@ -8,6 +8,7 @@ export function routeOf(signal: RealtimeSignal): Route {
   switch (signal.topic) {
     case 'notification':
     case 'unread':
+    case 'signedOut':
       return `${signal.topic}:${signal.userId}`;
     case 'message':
     case 'conversation':

@@ -8,10 +8,13 @@ export const REALTIME_CHANNEL = 'svc_realtime';
  * What changed, by id only: a listener re-reads the row and checks that each subscriber may still see it.
  * `notification`: a notification of `userId` was added or updated; `unread`: `userId`'s unread counts changed;
  * `message`: a message of a conversation was added, edited or deleted; `conversation`: a conversation changed
- * (participants, title, last message) for its participants.
+ * (participants, title, last message) for its participants; `signedOut`: credentials of `userId` ended, so the
+ * sockets signed in with `credential` (every socket of the user without it), except those signed in with `keep`,
+ * are closed (4401). A credential is named as the identity domain names it (`session:<id>`, `family:<id>`).
  */
 export type RealtimeSignal =
   | { topic: 'notification'; userId: string; notificationId: string }
+  | { topic: 'signedOut'; userId: string; credential?: string; keep?: string }
   | { topic: 'unread'; userId: string }
   | { topic: 'message'; conversationId: string; messageId: string }
   | { topic: 'conversation'; conversationId: string };

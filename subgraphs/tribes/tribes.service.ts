@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/src/index.js';
-import { type RequestContext, idLoader, isUuid, notFound } from '../kernel/index.js';
+import { DomainError, type RequestContext, idLoader, isUuid, notFound } from '../kernel/index.js';
 import * as repo from './tribes.repository.js';
 import type { Community } from './tribes.tables.js';
 
@@ -11,10 +11,17 @@ const byIdLoader = (ctx: RequestContext) =>
 /** A community by id (batched per request), or null. */
 export const findCommunity = (ctx: RequestContext, id: string): Promise<Community | null> => byIdLoader(ctx).load(id);
 
+/**
+ * `not_found` for a tribe looked up by `id` or `handle`, saying what was looked up:
+ * `Community not found: no tribe with handle "foo"` (the value cut to 64 characters).
+ */
+export const communityNotFound = (by: 'id' | 'handle', value: unknown) =>
+  new DomainError('not_found', 'not_found', `Community not found: no tribe with ${by} ${JSON.stringify(String(value).slice(0, 64))}.`);
+
 /** A community by id, or `not_found`. Tribe metadata is visible to everyone; content is not. */
 export async function getCommunity(ctx: RequestContext, id: string): Promise<Community> {
   const community = await findCommunity(ctx, id);
-  if (!community) throw notFound('Community');
+  if (!community) throw communityNotFound('id', id);
   return community;
 }
 
@@ -28,7 +35,7 @@ export async function findCommunityWith(db: Executor, id: string): Promise<Commu
 /** A community by handle (case-insensitive), or `not_found`. */
 export async function getCommunityByHandle(ctx: RequestContext, handle: string): Promise<Community> {
   const community = typeof handle === 'string' && handle.length <= 64 ? await repo.findByHandle(ctx.app.database.db, handle) : undefined;
-  if (!community) throw notFound('Community');
+  if (!community) throw communityNotFound('handle', handle);
   byIdLoader(ctx).prime(community.id, community);
   return community;
 }

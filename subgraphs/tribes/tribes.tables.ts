@@ -9,6 +9,8 @@ export const communities = pgTable('communities', {
   isPublic: boolean('is_public').notNull().default(true),
   category: text('category'),
   settings: jsonb('settings').notNull().default({}),
+  /** Free-form integration data its owner or admins set (migration 0032; rules: communities.metadata.ts). */
+  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
   createdBy: uuid('created_by'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),

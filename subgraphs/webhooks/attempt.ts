@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import { type AppDeps, isForeignKeyViolation } from '../kernel/index.js';
 import { EndpointGone, Gate, PER_ORIGIN_CONCURRENCY, ShuttingDown } from './runtime.js';
 import { signatureHeader } from './signer.js';
+import { endSpan, startSpan, tracingOn, withSpan } from '../kernel/tracing.js';
 import { BlockedError } from './ssrf.js';
 import * as repo from './webhooks.repository.js';
 import type { WebhookDelivery } from './webhooks.tables.js';
@@ -19,6 +20,8 @@ export interface AttemptResult {
   error: string | null;
   /** Stopped by us (endpoint deleted, process stopping), not by the receiver: not an attempt to count. */
   interrupted?: boolean;
+  /** Refused before sending: the URL or the address it resolved to is not allowed (SSRF policy). */
+  blocked?: boolean;
 }
 
 /** The body of a delivery: `{"id","type","created","data"}`, serialised once and sent as is on every attempt. */
@@ -28,8 +31,38 @@ export const deliveryBody = (id: string, type: string, created: Date, data: Reco
 /**
  * POSTs one signed delivery: a fresh `t` per attempt, the whole exchange within the configured timeout,
  * redirects not followed, the answer read up to a small cap and discarded. Never throws.
+ *
+ * With tracing on, the attempt is a client span `webhook.deliver <event>`: a trace of its own linked to the request
+ * that wrote the event (`delivery.traceContext`), or a child of the active span (a test ping asked by a request).
  */
-export async function attempt(
+export function attempt(
+  app: AppDeps,
+  target: { endpointId: string; url: string; secret: string },
+  delivery: { id: string; event: string; payload: string; attempts?: number; traceContext?: string | null },
+): Promise<AttemptResult> {
+  if (!tracingOn()) return send(app, target, delivery);
+  const span = startSpan(`webhook.deliver ${delivery.event}`, {
+    kind: 'client',
+    root: delivery.traceContext !== undefined,
+    links: [delivery.traceContext],
+    attributes: {
+      'svc.webhook.delivery_id': delivery.id,
+      'svc.webhook.event': delivery.event,
+      'svc.webhook.endpoint_id': target.endpointId,
+      'svc.webhook.attempt': (delivery.attempts ?? 0) + 1,
+      'http.request.method': 'POST',
+    },
+  });
+  return withSpan(span, () => send(app, target, delivery)).then((result) => {
+    if (result.status !== null) span?.setAttribute('http.response.status_code', result.status);
+    span?.setAttribute('svc.webhook.outcome', result.ok ? 'delivered' : result.blocked ? 'blocked' : result.interrupted ? 'interrupted' : 'failed');
+    if (!result.ok && span) span.setStatus({ code: 2, message: result.error ?? 'failed' });
+    endSpan(span);
+    return result;
+  });
+}
+
+async function send(
   app: AppDeps,
   target: { endpointId: string; url: string; secret: string },
   delivery: { id: string; event: string; payload: string },
@@ -70,7 +103,15 @@ export async function attempt(
   } catch (error) {
     const reason = controller.signal.aborted ? controller.signal.reason : error;
     const interrupted = reason instanceof EndpointGone || reason instanceof ShuttingDown;
-    return { ok: false, status: null, timeMs: entered ? elapsed() : 0, error: describeFailure(reason, timeoutMs), ...(interrupted ? { interrupted } : {}) };
+    const blocked = isBlocked(reason);
+    return {
+      ok: false,
+      status: null,
+      timeMs: entered ? elapsed() : 0,
+      error: describeFailure(reason, timeoutMs),
+      ...(interrupted ? { interrupted } : {}),
+      ...(blocked ? { blocked } : {}),
+    };
   } finally {
     clearTimeout(timer);
     if (entered) gate!.leave();
@@ -165,6 +206,15 @@ class TimeoutExpired extends Error {
 }
 
 const TLS_CODE = /CERT|SSL|TLS|SIGNATURE|ISSUER|ALTNAME/;
+
+/** True when the SSRF policy refused the attempt (the URL's shape, or the address it resolved to), anywhere in the cause chain. */
+function isBlocked(error: unknown, depth = 0): boolean {
+  for (let e = error as any, i = depth; e && i < 6; e = e.cause, i += 1) {
+    if (e instanceof BlockedError || e.code === 'ERR_SVC_BLOCKED_ADDRESS') return true;
+    if (Array.isArray(e.errors) && e.errors.some((inner: unknown) => isBlocked(inner, i + 1))) return true;
+  }
+  return false;
+}
 
 /** A short reason for `lastError`: timeout, connection refused, TLS error, blocked address, and so on. */
 export function describeFailure(error: unknown, timeoutMs: number): string {

@@ -9,6 +9,7 @@ export {
   resendDelivery,
   subscribableEvents,
   DESCRIPTION_MAX,
+  URL_RULES,
 } from './webhooks.service.js';
 export type { TribeRef, CreateEndpointInput, UpdateEndpointInput, PingOutcome, WebhookDelivery, WebhookEndpoint } from './webhooks.service.js';
 export { createWebhookRuntime, closeWebhooks, interruptAttempts, PER_ORIGIN_CONCURRENCY } from './runtime.js';

@@ -1,13 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Executor } from '../../db/src/index.js';
 import type { AppDeps } from '../kernel/index.js';
-import { isSubscribable, lockUnprocessedEvents, markEventsProcessed } from '../outbox/index.js';
+import { isSubscribable, lockUnprocessedEvents, markEventsProcessed, type OutboxEvent } from '../outbox/index.js';
 import { attempt, deliveryBody, type AttemptResult } from './attempt.js';
 import { afterAttempt } from './retry.js';
+import { deliveryAttemptDuration, deliveryAttempts, deliveryDelay } from '../kernel/metrics.js';
+import { endSpan, startSpan, withSpan } from '../kernel/tracing.js';
 import { PER_ORIGIN_CONCURRENCY, type WebhookRuntime } from './runtime.js';
 import * as repo from './webhooks.repository.js';
 import type { WebhookEndpoint } from './webhooks.tables.js';
+
+/**
+ * `svc_webhook_deliveries_total` by outcome (delivered, retried, failed, blocked), the attempt's duration and, once
+ * delivered, the delay from the event's creation.
+ */
+function countDeliveryAttempt(outcome: AttemptResult, status: string, eventAt: Date, now: Date): void {
+  deliveryAttempts.inc({ outcome: outcome.blocked ? 'blocked' : status === 'success' ? 'delivered' : status === 'failed' ? 'failed' : 'retried' });
+  deliveryAttemptDuration.observe(outcome.timeMs / 1000);
+  if (status === 'success') deliveryDelay.observe(Math.max(0, now.getTime() - eventAt.getTime()) / 1000);
+}
 
 /**
  * Outcomes the database refused (it is restarting) are written again after 100 ms, then twice as long each time,
@@ -25,45 +38,65 @@ const FANOUT_CHUNK = 500;
 export async function fanOut(app: AppDeps): Promise<number> {
   let created = 0;
   for (;;) {
-    const { locked, inserted } = await app.database.db.transaction(async (tx) => {
+    // With tracing on, each chunk of events is a `webhooks.fanout` span (a trace of its own) linked to the requests
+    // that wrote the events; none when nothing waits (the polling itself is not traced).
+    let span: ReturnType<typeof startSpan>;
+    const fanned = app.database.db.transaction(async (tx) => {
       const events = await lockUnprocessedEvents(tx, FANOUT_CHUNK);
       if (events.length === 0) return { locked: 0, inserted: 0 };
-      const communityIds = [...new Set(events.map((e) => e.communityId).filter((id): id is string => !!id))];
-      const byTribe = new Map<string, Array<Pick<WebhookEndpoint, 'id' | 'communityId' | 'events'>>>();
-      for (const ep of await repo.enabledEndpointsOf(tx, communityIds)) {
-        const list = byTribe.get(ep.communityId);
-        if (list) list.push(ep);
-        else byTribe.set(ep.communityId, [ep]);
-      }
-      const now = app.clock();
-      const rows = events.flatMap((e) =>
-        !isSubscribable(e.type) || !e.communityId
-          ? []
-          : (byTribe.get(e.communityId) ?? [])
-              .filter((ep) => ep.events.includes(e.type))
-              .map((ep) => {
-                const id = randomUUID();
-                return {
-                  id,
-                  endpointId: ep.id,
-                  communityId: ep.communityId,
-                  eventId: e.id,
-                  event: e.type,
-                  payload: deliveryBody(id, e.type, e.createdAt, e.data),
-                  status: 'pending' as const,
-                  nextAttemptAt: now,
-                  createdAt: e.createdAt,
-                };
-              }),
-      );
-      let n = 0;
-      for (let i = 0; i < rows.length; i += 1000) n += await repo.insertDeliveries(tx, rows.slice(i, i + 1000));
-      await markEventsProcessed(tx, events.map((e) => e.id), now);
-      return { locked: events.length, inserted: n };
+      span = startSpan('webhooks.fanout', { kind: 'consumer', root: true, links: events.map((e) => e.traceContext), attributes: { 'svc.outbox.events': events.length } });
+      return withSpan(span, () => fanOutEvents(app, tx, events));
     });
+    let result: { locked: number; inserted: number };
+    try {
+      result = await fanned;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+    span?.setAttribute('svc.webhook.deliveries_created', result.inserted);
+    endSpan(span);
+    const { locked, inserted } = result;
     created += inserted;
     if (locked < FANOUT_CHUNK) return created;
   }
+}
+
+/** One fan-out chunk inside the transaction that locked `events`: their deliveries inserted, the events marked processed. */
+async function fanOutEvents(app: AppDeps, tx: Executor, events: OutboxEvent[]) {
+  const communityIds = [...new Set(events.map((e) => e.communityId).filter((id): id is string => !!id))];
+  const byTribe = new Map<string, Array<Pick<WebhookEndpoint, 'id' | 'communityId' | 'events'>>>();
+  for (const ep of await repo.enabledEndpointsOf(tx, communityIds)) {
+    const list = byTribe.get(ep.communityId);
+    if (list) list.push(ep);
+    else byTribe.set(ep.communityId, [ep]);
+  }
+  const now = app.clock();
+  const rows = events.flatMap((e) =>
+    !isSubscribable(e.type) || !e.communityId
+      ? []
+      : (byTribe.get(e.communityId) ?? [])
+          .filter((ep) => ep.events.includes(e.type))
+          .map((ep) => {
+            const id = randomUUID();
+            return {
+              id,
+              endpointId: ep.id,
+              communityId: ep.communityId,
+              eventId: e.id,
+              event: e.type,
+              payload: deliveryBody(id, e.type, e.createdAt, e.data),
+              status: 'pending' as const,
+              nextAttemptAt: now,
+              createdAt: e.createdAt,
+              ...(e.traceContext ? { traceContext: e.traceContext } : {}),
+            };
+          }),
+  );
+  let n = 0;
+  for (let i = 0; i < rows.length; i += 1000) n += await repo.insertDeliveries(tx, rows.slice(i, i + 1000));
+  await markEventsProcessed(tx, events.map((e) => e.id), now);
+  return { locked: events.length, inserted: n };
 }
 
 /** What one drain cycle did. */
@@ -156,7 +189,11 @@ export async function drain(app: AppDeps): Promise<DrainResult> {
       const outcome = await attempt(app, { endpointId: d.endpointId, url: d.url, secret: d.secret }, d);
       // An interrupted attempt is not recorded: its claim lapses and a later cycle tries again.
       if (outcome.interrupted) result.discarded += 1;
-      else finished.push({ claim: c, delivery: d, outcome, record: afterAttempt(d.attempts, outcome, app.clock()) });
+      else {
+        const record = afterAttempt(d.attempts, outcome, app.clock());
+        finished.push({ claim: c, delivery: d, outcome, record });
+        countDeliveryAttempt(outcome, record.status, d.createdAt, app.clock());
+      }
     } catch (error) {
       result.discarded += 1; // `attempt` never throws: kept so that a bug cannot stall the cycle
       app.log.error({ err: error, deliveryId: d.id }, 'webhook attempt threw');

@@ -14,10 +14,24 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 export const systemResolver: Resolver = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 
-/** Why a URL or address was refused; `reason` is a short phrase fit for an error message or a log row. */
+/**
+ * Which rule a refused URL broke: `malformed` (not an absolute URL), `https` (another scheme), `userinfo`
+ * (`user:password@`), `host` (a name that is not a public domain: localhost, `.internal`, no dot), `private_address`
+ * (the host is, or resolves to, an address that is not public), `unresolvable` (no address at all).
+ */
+export type BlockRule = 'malformed' | 'https' | 'userinfo' | 'host' | 'private_address' | 'unresolvable';
+
+/**
+ * Why a URL or address was refused: `reason` is a short phrase fit for a log row; `rule` names the rule broken and
+ * `subject` what broke it (`localhost: loopback`, `10.0.0.1: private`), for an error message.
+ */
 export class BlockedError extends Error {
   readonly code = 'ERR_SVC_BLOCKED_ADDRESS';
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly rule: BlockRule = 'private_address',
+    readonly subject?: string,
+  ) {
     super(reason);
     this.name = 'BlockedError';
   }
@@ -126,7 +140,7 @@ export class AddressPolicy {
   checkAddress(address: string): void {
     if (this.isAllowed(address)) return;
     const reason = nonPublicReason(address);
-    if (reason) throw new BlockedError(`blocked address ${address} (${reason})`);
+    if (reason) throw new BlockedError(`blocked address ${address} (${reason})`, 'private_address', `${address}: ${reason}`);
   }
 
   /**
@@ -138,18 +152,19 @@ export class AddressPolicy {
     try {
       url = new URL(raw);
     } catch {
-      throw new BlockedError('not a valid absolute URL');
+      throw new BlockedError('not a valid absolute URL', 'malformed');
     }
-    if (url.protocol !== 'https:') throw new BlockedError('the URL must use https');
-    if (url.username || url.password) throw new BlockedError('the URL must not contain user:password@');
+    if (url.protocol !== 'https:') throw new BlockedError('the URL must use https', 'https', url.protocol);
+    if (url.username || url.password) throw new BlockedError('the URL must not contain user:password@', 'userinfo');
     const hostname = normaliseHost(url.hostname);
     const literal = isIP(hostname) !== 0;
     if (literal) {
       this.checkAddress(hostname);
     } else if (!this.isAllowed(hostname)) {
-      if (hostname === 'localhost' || hostname.endsWith('.localhost')) throw new BlockedError(`blocked host ${hostname} (loopback)`);
-      if (/(^|\.)(local|internal|localdomain|home\.arpa)$/.test(hostname)) throw new BlockedError(`blocked host ${hostname} (internal name)`);
-      if (!hostname.includes('.')) throw new BlockedError(`blocked host ${hostname} (not a public domain name)`);
+      const blockedHost = (why: string) => new BlockedError(`blocked host ${hostname} (${why})`, 'host', `${hostname}: ${why}`);
+      if (hostname === 'localhost' || hostname.endsWith('.localhost')) throw blockedHost('loopback');
+      if (/(^|\.)(local|internal|localdomain|home\.arpa)$/.test(hostname)) throw blockedHost('internal name');
+      if (!hostname.includes('.')) throw blockedHost('not a public domain name');
     }
     return { url, hostname, literal };
   }
@@ -171,9 +186,10 @@ export class AddressPolicy {
     try {
       addresses = await this.resolve(hostname);
     } catch (error) {
-      throw new BlockedError(`host ${hostname} does not resolve (${(error as { code?: string }).code ?? 'DNS error'})`);
+      const code = (error as { code?: string }).code ?? 'DNS error';
+      throw new BlockedError(`host ${hostname} does not resolve (${code})`, 'unresolvable', `${hostname}: ${code}`);
     }
-    if (addresses.length === 0) throw new BlockedError(`host ${hostname} does not resolve`);
+    if (addresses.length === 0) throw new BlockedError(`host ${hostname} does not resolve`, 'unresolvable', hostname);
     if (this.isAllowed(hostname)) return addresses;
     for (const a of addresses) this.checkAddress(a.address);
     return addresses;

@@ -4,6 +4,20 @@ import { webhookDeliveries, webhookEndpoints, type WebhookDelivery, type Webhook
 
 // ---- endpoints ----
 
+/**
+ * Takes the tribe's webhook lock of `purpose` until the transaction ends: two endpoint creations (or two test pings)
+ * of one tribe count one after the other, in every process.
+ */
+export async function lockTribe(tx: Executor, communityId: string, purpose: 'endpoints' | 'pings'): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${purpose}:${communityId}`}, 0))`);
+}
+
+/** How many endpoints the tribe has. */
+export async function countEndpoints(db: Executor, communityId: string): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.communityId, communityId));
+  return Number(row?.n ?? 0);
+}
+
 export async function insertEndpoint(db: Executor, values: typeof webhookEndpoints.$inferInsert): Promise<WebhookEndpoint> {
   const [row] = await db.insert(webhookEndpoints).values(values).returning();
   return row;
@@ -49,6 +63,26 @@ export async function deleteEndpoint(db: Executor, communityId: string, id: stri
     .where(and(eq(webhookEndpoints.communityId, communityId), eq(webhookEndpoints.id, id)))
     .returning({ id: webhookEndpoints.id });
   return rows.length === 1;
+}
+
+// ---- test pings ----
+
+/**
+ * The tribe's test pings sent after `since` and the oldest of their times; older rows of the tribe are deleted first
+ * (they no longer count). Call under `lockTribe(..., 'pings')`.
+ */
+export async function pingsSince(tx: Executor, communityId: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
+  const at = since.toISOString();
+  await tx.execute(sql`delete from webhook_test_pings where community_id = ${communityId}::uuid and sent_at <= ${at}::timestamptz`);
+  const [row] = rowsOf(await tx.execute(sql`
+    select count(*)::int as n, min(sent_at) as oldest from webhook_test_pings
+     where community_id = ${communityId}::uuid and sent_at > ${at}::timestamptz`));
+  return { count: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : new Date(row.oldest as string) };
+}
+
+/** Counts one test ping of the tribe at `at`. */
+export async function recordPing(tx: Executor, communityId: string, at: Date): Promise<void> {
+  await tx.execute(sql`insert into webhook_test_pings (community_id, sent_at) values (${communityId}::uuid, ${at.toISOString()}::timestamptz)`);
 }
 
 // ---- delivery log ----
@@ -122,6 +156,10 @@ export interface ClaimedDelivery {
   attempts: number;
   url: string;
   secret: string;
+  /** The `traceparent` of the request that wrote the event, or null. */
+  traceContext: string | null;
+  /** When the event was written (the delivery's `created_at`). */
+  createdAt: Date;
 }
 
 /**
@@ -153,7 +191,7 @@ export async function claimDue(db: Db, now: Date, until: Date, limit: number, cl
             order by d2.next_attempt_at, d2.id
             limit ${limit}
             for update of d2 skip locked)
-      returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret`);
+      returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, e.url, e.secret, d.trace_context, d.created_at`);
   });
   return rowsOf(result).map((r) => ({
     id: String(r.id),
@@ -163,6 +201,8 @@ export async function claimDue(db: Db, now: Date, until: Date, limit: number, cl
     attempts: Number(r.attempts),
     url: String(r.url),
     secret: String(r.secret),
+    traceContext: r.trace_context == null ? null : String(r.trace_context),
+    createdAt: new Date(r.created_at as string | Date),
   }));
 }
 

@@ -30,6 +30,8 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   claimId: uuid('claim_id'),
   claimedUntil: timestamp('claimed_until', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  /** The `traceparent` of the request that wrote the event (its outbox row's), or null: each attempt's span links to it. */
+  traceContext: text('trace_context'),
 });
 
 export const DELIVERY_STATUSES = ['pending', 'success', 'failed'] as const;

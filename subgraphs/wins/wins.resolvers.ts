@@ -15,7 +15,7 @@ export const resolvers: Resolvers = {
     approveWin: (_, a, ctx) => service.approveWin(ctx, a.communityId, a.id),
   },
   Win: {
-    __resolveReference: (r, ctx) => service.winById(ctx, r.id),
+    __resolveReference: (r, ctx) => service.readableWin(ctx, r.id),
     community: (w) => ref('Community', w.communityId),
     author: (w) => ref('User', w.authorId),
     approvedBy: (w) => ref('User', w.approvedBy),

@@ -11,7 +11,7 @@ import {
   idLoader,
   text,
 } from '../kernel/index.js';
-import { RANK, awardXp, requireActiveMember, requireRole, requireView, requireVisible, viewerRole, type Role } from '../members/index.js';
+import { RANK, awardXp, requireActiveMember, requireRole, requireView, requireVisible, viewerRole, visibleOrNull, type Role } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
 import * as repo from './wins.repository.js';
 import { WIN_STATUSES, type Win } from './wins.tables.js';
@@ -43,9 +43,23 @@ const winLoader = (ctx: RequestContext) =>
  */
 export async function getWin(ctx: RequestContext, id: string, communityId?: string | null): Promise<Win> {
   const win = await requireVisible(ctx, await winLoader(ctx).load(id), communityId, 'Win');
-  const role = await viewerRole(ctx, win.communityId);
-  if (win.status !== 'approved' && win.authorId !== ctx.caller?.userId && !isModerator(role)) throw notFound('Win');
+  if (!(await seesWin(ctx, win))) throw notFound('Win');
   return win;
+}
+
+/** Whether the caller, who sees the win's tribe, sees the win: approved, or theirs, or they moderate the tribe. */
+async function seesWin(ctx: RequestContext, win: Win): Promise<boolean> {
+  if (win.status === 'approved' || (ctx.caller && win.authorId === ctx.caller.userId)) return true;
+  return isModerator(await viewerRole(ctx, win.communityId));
+}
+
+/**
+ * The win when the caller may see it, by the rules of `getWin` (the root field `win`), else null: what an entity
+ * reference (a notification's win) answers, so that a pending win or a private tribe's win never leaks through a seam.
+ */
+export async function readableWin(ctx: RequestContext, id: string): Promise<Win | null> {
+  const win = await visibleOrNull(ctx, await winLoader(ctx).load(id));
+  return win && (await seesWin(ctx, win)) ? win : null;
 }
 
 /** Wins of a tribe the caller may see, newest first, optionally by status. */
@@ -100,5 +114,5 @@ export async function approveWin(ctx: RequestContext, communityId: string | null
   return approved;
 }
 
-/** A win by id without a visibility check, for entity references (ids come from us). */
+/** A win by id without a visibility check (batched per request): for jobs and services that check access themselves. */
 export const winById = (ctx: RequestContext, id: string): Promise<Win | null> => winLoader(ctx).load(id);

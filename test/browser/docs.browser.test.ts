@@ -121,7 +121,7 @@ describe('reference pages in a browser', () => {
     const answered = page.waitForResponse((r) => r.url() === `${baseURL}/graphql` && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('username'));
     await page.getByRole('button', { name: /Execute query/i }).click();
     const res = await answered;
-    expect(await res.json()).toEqual({ data: { me: { id: owner.id, username: owner.username } } });
+    expect(await res.json()).toEqual({ data: { me: { id: owner.id, username: owner.username } }, extensions: { cost: expect.any(Object) } });
     await page.locator('.graphiql-response').getByText(owner.username).waitFor();
     await checked(page, problems, 'docs-4-graphql');
     await context.close();

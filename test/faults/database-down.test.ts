@@ -12,7 +12,7 @@ import { isolatedDatabase, TEST_DATABASE_URL, testConfig, waitFor, type TestServ
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const CREATE_POST = 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }';
-const RESOURCE_503 = { error: { code: 'service_unavailable', message: 'The service is temporarily unavailable; retry later.' } };
+const RESOURCE_503 = { error: { code: 'service_unavailable', message: 'The service is temporarily unavailable; retry later.', request_id: expect.any(String) } };
 
 /** One write of the burst and what it answered. */
 interface Outcome {
@@ -46,7 +46,8 @@ describePg('database down', () => {
     apiKey = (await createKey(t, owner, tribe.handle)).key;
     direct = new pg.Client({ connectionString: database.url });
     await direct.connect();
-  });
+    // Generous: in CI this starts while the processes tier's other files start a dozen processes of their own.
+  }, 90_000);
 
   afterAll(async () => {
     await direct?.end();
@@ -87,7 +88,7 @@ describePg('database down', () => {
     const ready = await t.api.get('/readyz');
     expect([ready.status, ready.body]).toEqual([503, { status: 'unavailable' }]);
     const app = await t.api.get('/auth/me').set('cookie', owner.cookie);
-    expect([app.status, app.body, app.headers['retry-after']]).toEqual([503, { error: 'service_unavailable' }, '5']);
+    expect([app.status, app.body, app.headers['retry-after']]).toEqual([503, { error: 'service_unavailable', message: expect.any(String), requestId: expect.any(String) }, '5']);
     const resource = await t.api.get(`/v1/communities/${tribe.id}/posts`).set('authorization', `Bearer ${token}`);
     expect([resource.status, resource.body, resource.headers['retry-after']]).toEqual([503, RESOURCE_503, '5']);
     const platform = await t.api.get('/v1/posts').set('authorization', `Bearer ${apiKey}`);

@@ -71,10 +71,11 @@ describePg('SIGTERM during load', () => {
         if (child.exitCode !== null) throw new Error(`service exited at start-up:\n${output}`);
         return (await fetch(`${base}/readyz`).catch(() => null))?.status === 200;
       },
-      60_000,
+      // Generous: in CI the service starts (tsx compiling it) while the processes tier's other files start theirs.
+      120_000,
       '/readyz',
     );
-  }, 90_000);
+  }, 150_000);
 
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

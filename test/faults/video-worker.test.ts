@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { signMediaPathFor } from '../../subgraphs/media/index.js';
 import { crew, staffedTribe, type Cast } from '../factory.js';
 import { isolatedDatabase, sqlRows, startService, TEST_DATABASE_URL, waitFor, type TestService } from '../support.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
@@ -91,9 +92,11 @@ const WORKER_ENV = (dir: string, preset: string) => ({
     await third.ready;
     await waitFor(async () => (await row(id)).status !== 'processing', 60_000, 'the third worker to finish the video');
     expect(await row(id)).toMatchObject({ status: 'ready', attempts: 2, locked_by: null });
-    const master = await t.api.get(`/media/${id}/hls.m3u8`);
+    // A video on no lesson goes to its uploader's signed URL only (docs/media.md, "Who may fetch").
+    const signed = (file: string) => signMediaPathFor(t.deps, `/media/${id}/${file}`, s.moderator.id);
+    const master = await t.api.get(signed('hls.m3u8'));
     expect(master.status).toBe(200);
     expect(master.text).toContain('hls-720p.m3u8');
-    expect((await t.api.get(`/media/${id}/hls-360p-000.ts`)).status).toBe(200);
+    expect((await t.api.get(signed('hls-360p-000.ts'))).status).toBe(200);
   }, 150_000);
 });

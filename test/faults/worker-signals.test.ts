@@ -82,8 +82,12 @@ interface Row {
     receiver.behaviour = answer(200);
     const second = worker();
     await second.ready;
+    const readyAt = Date.now();
     await waitFor(() => allDelivered(endpoint.id), 30_000, `all ${DELIVERIES} deliveries`);
     const tookOver = Date.now() - killedAt;
+    // Once the second worker runs and the dead one's claim has lapsed, what is left is a cycle or two (the worker's
+    // start-up is not counted: under CI's load, starting a process takes from a few to twenty seconds).
+    const afterBoth = Date.now() - Math.max(readyAt, killedAt + CLAIM_MS);
 
     const rows = await rowsOf(endpoint.id);
     const ids = sent();
@@ -96,7 +100,7 @@ interface Row {
     for (const id of inFlight) expect(ids.filter((x) => x === id)).toHaveLength(2); // at least once: twice here
     expect(rows.every((r) => r.attempts === 1)).toBe(true); // the dead worker's attempts were never recorded
     expect(duplicates).toBe(BATCH);
-    expect(tookOver).toBeLessThan(CLAIM_MS + 8_000); // bounded: the claim, plus a second worker's start and a cycle
+    expect(afterBoth).toBeLessThan(8_000); // bounded: the claim, then a cycle of the second worker
     expect(receiver.rejected).toEqual([]);
   }, 90_000);
 

@@ -5,6 +5,7 @@ export type KnownEventType =
   | 'member.removed'
   | 'order.paid'
   | 'order.refunded'
+  | 'payment.completed'
   | 'post.created'
   | 'win.approved'
   | 'event.created'
@@ -46,6 +47,19 @@ export interface OrderRefundedData extends OrderPaidData {
   totalRefunded: number;
   /** `refunded` once `totalRefunded` equals `amount` (what the order bought is then taken back). */
   status: 'partially_refunded' | 'refunded';
+}
+
+/**
+ * `data` of `payment.completed`: the `order.paid` fields plus the payment. Sent once per order that becomes paid, in
+ * the same transaction as `order.paid` (the money side of it: reconcile with the provider's records).
+ */
+export interface PaymentCompletedData extends OrderPaidData {
+  /** `stripe` or `manual`. */
+  provider: string;
+  /** The provider's id of the payment (Stripe's payment intent or checkout session); null for the manual provider. */
+  paymentId: string | null;
+  /** When the order was paid (ISO 8601). */
+  paidAt: string;
 }
 
 /** The raw request body exactly as received. Parsed JSON is refused. */

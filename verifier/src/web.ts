@@ -18,6 +18,7 @@ export type {
   KnownEventType,
   OrderPaidData,
   OrderRefundedData,
+  PaymentCompletedData,
   WebhookEvent,
   WebhookHeaders,
   RawPayload,

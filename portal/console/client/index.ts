@@ -74,6 +74,31 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 
 const when = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : 'never');
 
+interface GraphQLError {
+  message: string;
+  extensions?: { code?: string; reason?: string; details?: Array<{ field: string; message: string }> };
+}
+/** A GraphQL error: its message names the field and the rule (`handle: handle must be 3 to 40 ...`). */
+class GraphQLFailure extends Error {
+  constructor(readonly error: GraphQLError) {
+    super(error.message);
+  }
+}
+
+/** The web app's GraphQL endpoint with the session cookie (a JSON POST, which its CSRF prevention accepts). */
+async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const out = (await res.json().catch(() => ({}))) as { data?: T | null; errors?: GraphQLError[] };
+  if (out.errors?.length) throw new GraphQLFailure(out.errors[0]);
+  if (!res.ok || !out.data) throw new ApiError(res.status, `http_${res.status}`);
+  return out.data;
+}
+
 const MESSAGES: Record<string, string> = {
   invalid_credentials: 'Wrong email or password.',
   too_many_attempts: 'Too many sign-in attempts from here: wait a few minutes and try again.',
@@ -87,7 +112,7 @@ const MESSAGES: Record<string, string> = {
   rate_limited: 'Too many requests: wait a moment.',
 };
 const explain = (e: unknown) =>
-  e instanceof ApiError ? (MESSAGES[e.code] ?? `The service answered ${e.status} (${e.code}).`) : 'The service could not be reached.';
+  e instanceof GraphQLFailure ? e.message : e instanceof ApiError ? (MESSAGES[e.code] ?? `The service answered ${e.status} (${e.code}).`) : 'The service could not be reached.';
 
 function say(text: string) {
   const status = $('status') ?? $('auth-status');
@@ -169,9 +194,9 @@ async function loadKeys(first = false) {
       el('td', {}, k.name),
       el('td', {}, el('code', {}, k.keyPrefix)),
       el('td', {}, k.scopes.join(', ')),
-      el('td', {}, when(k.createdAt)),
-      el('td', {}, when(k.lastUsedAt)),
-      el('td', {}, k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'),
+      el('td', { class: 'when' }, when(k.createdAt)),
+      el('td', { class: 'when' }, when(k.lastUsedAt)),
+      el('td', {}, ...(k.revokedAt ? ['revoked ', el('span', { class: 'when' }, when(k.revokedAt))] : ['active'])),
       el('td', {}, k.revokedAt ? null : revokeButton(k)),
     ),
   );
@@ -360,7 +385,7 @@ function renderLog() {
     el(
       'tr',
       { 'data-delivery': d.id },
-      el('td', {}, when(d.createdAt)),
+      el('td', { class: 'when' }, when(d.createdAt)),
       el('td', {}, d.event),
       el('td', {}, el('span', { class: `badge ${d.status}` }, d.status)),
       el('td', {}, String(d.attempts)),
@@ -423,6 +448,156 @@ async function consolePage() {
   });
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Account settings: the signed-in user's personal API keys of the resource API (GET|POST /account/api-keys,
+// DELETE /account/api-keys/:id).
+
+type PersonalKey = ApiKey;
+
+async function loadPersonalKeys(first = false) {
+  const { keys, availableScopes } = await api<{ keys: PersonalKey[]; availableScopes: Array<{ name: string; description: string }> }>('GET', '/account/api-keys');
+  if (first) {
+    const names = availableScopes.map((s) => s.name);
+    checkboxes($('pkey-scopes'), 'pscope', names, names);
+  }
+  const rows = keys.map((k) =>
+    el(
+      'tr',
+      {},
+      el('td', {}, k.name),
+      el('td', {}, el('code', {}, k.keyPrefix)),
+      el('td', {}, k.scopes.join(', ')),
+      el('td', { class: 'when' }, when(k.createdAt)),
+      el('td', { class: 'when' }, when(k.lastUsedAt)),
+      el('td', {}, ...(k.revokedAt ? ['revoked ', el('span', { class: 'when' }, when(k.revokedAt))] : ['active'])),
+      el('td', {}, k.revokedAt ? null : revokePersonalButton(k)),
+    ),
+  );
+  $('pkeys-table').querySelector('tbody')!.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '7' }, 'No keys yet.'))]));
+}
+
+function revokePersonalButton(k: PersonalKey) {
+  const button = el('button', { type: 'button', class: 'danger', 'aria-label': `Revoke key ${k.name}` }, 'Revoke');
+  button.addEventListener('click', () => {
+    if (!confirm(`Revoke the key ${k.name}? Integrations using it stop working at once.`)) return;
+    void act(button, async () => {
+      await api('DELETE', `/account/api-keys/${k.id}`);
+      say(`Key ${k.name} revoked.`);
+      await loadPersonalKeys();
+    });
+  });
+  return button;
+}
+
+MESSAGES.personal_api_key_limit = 'You have 10 active keys, the most allowed: revoke one first.';
+MESSAGES.invalid_scopes = 'Choose at least one scope.';
+
+async function settingsPage() {
+  const form = $<HTMLFormElement>('pkey-form');
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void act(form.querySelector('button'), async () => {
+      const created = await api<{ key: string; name: string }>('POST', '/account/api-keys', { name: formValues(form).name, scopes: checked($('pkey-scopes')) });
+      const panel = $('new-key');
+      $<HTMLInputElement>('new-key-value').value = created.key;
+      $('copy-status').textContent = '';
+      panel.hidden = false;
+      panel.focus();
+      $<HTMLInputElement>('pkey-name').value = '';
+      say(`Key ${created.name} created.`);
+      await loadPersonalKeys();
+    });
+  });
+  $('copy-key').addEventListener('click', () => {
+    const input = $<HTMLInputElement>('new-key-value');
+    navigator.clipboard.writeText(input.value).then(
+      () => ($('copy-status').textContent = 'Copied to the clipboard.'),
+      () => {
+        input.select();
+        $('copy-status').textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+      },
+    );
+  });
+  await act(null, async () => {
+    const [{ user }] = await Promise.all([api<{ user: { username: string } }>('GET', '/auth/me'), loadPersonalKeys(true)]);
+    $('who').textContent = `Signed in as ${user.username}`;
+    body.dataset.ready = 'true';
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Your tribes (GET /console) and "Create a tribe" (there and on the 404 page), through /graphql.
+
+interface Membership {
+  role: string;
+  community: { handle: string; name: string };
+}
+const TRIBES = `query ConsoleTribes($after: String) { me { memberships(first: 50, after: $after) {
+  edges { node { role community { handle name } } } pageInfo { hasNextPage endCursor } } } }`;
+const CREATE = 'mutation ConsoleCreateTribe($input: CreateCommunityInput!) { createCommunity(input: $input) { handle } }';
+
+async function loadTribes() {
+  const mine: Membership[] = [];
+  let after: string | null = null;
+  for (let pages = 0; pages < 20; pages += 1) {
+    type Answer = { me: { memberships: { edges: Array<{ node: Membership }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } | null };
+    const data: Answer = await graphql<Answer>(TRIBES, { after });
+    const list = data.me?.memberships;
+    if (!list) break;
+    mine.push(...list.edges.map((e) => e.node).filter((m) => m.role === 'owner' || m.role === 'admin'));
+    if (!list.pageInfo.hasNextPage) break;
+    after = list.pageInfo.endCursor;
+  }
+  const items = mine.map((m) =>
+    el('li', {}, el('a', { href: `/console/${encodeURIComponent(m.community.handle)}` }, m.community.name), ' ', el('span', { class: 'handle' }, m.community.handle), ` (${m.role})`),
+  );
+  $('tribes').replaceChildren(...(items.length ? items : [el('li', {}, 'None yet: create one below.')]));
+}
+
+function createTribeForm() {
+  const form = document.getElementById('create-form') as HTMLFormElement | null;
+  if (!form) return;
+  const fields = ['name', 'handle'];
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    for (const f of fields) {
+      $(`create-${f}-error`).textContent = '';
+      $(`create-${f}`).removeAttribute('aria-invalid');
+    }
+    $('create-error').textContent = '';
+    const value = (id: string) => $<HTMLInputElement>(id).value.trim();
+    const input = { name: value('create-name'), handle: value('create-handle'), isPublic: $<HTMLInputElement>('create-public').checked };
+    void act(form.querySelector('button'), async () => {
+      try {
+        const { createCommunity } = await graphql<{ createCommunity: { handle: string } }>(CREATE, { input });
+        location.assign(`/console/${encodeURIComponent(createCommunity.handle)}`);
+      } catch (e) {
+        // Each refused field gets the API's message under it; anything else goes under the form.
+        const ext = e instanceof GraphQLFailure ? (e.error.extensions ?? {}) : {};
+        const details = ext.details ?? (ext.reason === 'handle_taken' ? [{ field: 'handle', message: '' }] : []);
+        const placed = details.filter((d) => fields.includes(d.field));
+        for (const d of placed) {
+          $(`create-${d.field}-error`).textContent = d.message ? `${d.field}: ${d.message}` : (e as Error).message;
+          $(`create-${d.field}`).setAttribute('aria-invalid', 'true');
+        }
+        if (placed.length) $(`create-${placed[0].field}`).focus();
+        else $('create-error').textContent = explain(e);
+      }
+    });
+  });
+}
+
+async function homePage() {
+  await act(null, async () => {
+    const [{ user }] = await Promise.all([api<{ user: { username: string } }>('GET', '/auth/me'), loadTribes()]);
+    $('who').textContent = `Signed in as ${user.username}`;
+    body.dataset.ready = 'true';
+  });
+}
+
 signOutButton();
+createTribeForm();
+if (body.dataset.page === 'home') void homePage();
 if (body.dataset.page === 'signin') signInPage();
 if (body.dataset.page === 'console') void consolePage();
+if (body.dataset.page === 'settings') void settingsPage();

@@ -1,5 +1,5 @@
 // /docs: the API reference. Scalar's standalone bundle (loaded right after this file) renders the service's own
-// /openapi.json (Platform API) and /openapi/resource.json (resource API), one picked at a time; "Test Request" calls
+// /openapi.json (Platform API), /openapi/resource.json (resource API) and /openapi/application.json (Application API), one picked at a time; "Test Request" calls
 // this origin with the key (or access token) the reader pastes in its Authentication box.
 // Nothing leaves the origin: no proxy, no fonts, no telemetry, no AI agent, no MCP; the page's CSP allows only 'self'.
 
@@ -77,6 +77,13 @@ function mount() {
       slug: 'resource-api',
       url: target.dataset.resourceOpenapiUrl ?? '/openapi/resource.json',
       authentication: { preferredSecurityScheme: 'BearerAuth' },
+    },
+    {
+      ...shared,
+      title: 'Application API',
+      slug: 'application-api',
+      url: target.dataset.applicationOpenapiUrl ?? '/openapi/application.json',
+      authentication: { preferredSecurityScheme: 'SessionCookie' },
     },
   ]);
 }

@@ -2,15 +2,17 @@ import busboy from 'busboy';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { verifyAccessToken } from '../../../subgraphs/identity/index.js';
 import { DomainError, invalid, type AppDeps, type RequestContext } from '../../../subgraphs/kernel/index.js';
 import { FILE_TOO_LARGE, openVariant, signedPlaylist, uploadMedia, type UploadedMedia, type UploadFields } from '../../../subgraphs/media/index.js';
-import { bearerToken, callerFromCookies } from '../auth.js';
+import { requirePersonalKeyScope, scopeForMethod } from '../../../subgraphs/identity/index.js';
+import { bearerToken, callerFromCookies, requireKeyScope, resourceCaller } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { contextOf, handle } from '../http.js';
+import { uploads } from '../../../subgraphs/kernel/metrics.js';
 
 /**
- * The caller of a media request: `Authorization: Bearer <resource API access token>` when sent (and then only it),
+ * The caller of a media request: `Authorization: Bearer <resource API access token or personal API key>` when sent
+ * (and then only it; a personal key needs its method's scope, else 403 `insufficient_scope`),
  * else the web app's cookies. For an upload (`forWrite`), cookies count only when the request names no other site in
  * `Origin` (a form of another site posting with the user's cookies is refused as unauthenticated).
  */
@@ -20,8 +22,11 @@ const mediaAuth =
     try {
       if (req.headers.authorization !== undefined) {
         const token = bearerToken(req);
-        const userId = token ? await verifyAccessToken(app, token) : null;
-        req.caller = userId ? { userId } : null;
+        const found = token ? await resourceCaller(app, token) : null;
+        req.caller = found?.caller ?? null;
+        req.personalKey = found?.personalKey;
+        // An upload checks the write scope itself, after draining the body it will not read.
+        if (found?.personalKey && !forWrite) return requireKeyScope(req, _res, next);
       } else if (!forWrite || sameSite(req)) {
         req.caller = await callerFromCookies(app, req.cookies);
       }
@@ -168,7 +173,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
 
 /**
  * The media routes, answering errors with `errors` (the envelope of the surface they are mounted on):
- * `POST /` uploads (201), `GET|HEAD /{id}/{variant}` serves a stored file with ETag, long cache headers and ranges.
+ * `POST /` uploads (201), `GET|HEAD /{id}/{variant}` serves a stored file with ETag, the cache headers of its access
+ * rule (`openVariant`) and ranges.
  */
 export function mediaRouter(app: AppDeps, errors: ErrorRequestHandler): Router {
   const r = Router();
@@ -176,6 +182,10 @@ export function mediaRouter(app: AppDeps, errors: ErrorRequestHandler): Router {
     if (!req.caller) {
       drain(req, res);
       throw new HttpError(401, 'unauthorized', 'Sign in, or send a resource API access token: Authorization: Bearer <token>.');
+    }
+    if (req.personalKey && !req.personalKey.scopes.includes(scopeForMethod(req.method))) {
+      drain(req, res);
+      requirePersonalKeyScope(req.personalKey, req.method); // 403 insufficient_scope
     }
     if (!req.is('multipart/form-data')) {
       drain(req, res);
@@ -185,8 +195,10 @@ export function mediaRouter(app: AppDeps, errors: ErrorRequestHandler): Router {
     const maxFileBytes = Math.max(app.config.media.maxImageBytes, app.config.media.maxVideoBytes);
     try {
       const out = await readUpload(ctx, req, maxFileBytes);
+      uploads.inc({ outcome: 'stored' });
       res.status(201).location(out.path).json(uploadBody(out));
     } catch (error) {
+      uploads.inc({ outcome: error instanceof DomainError && error.code.length <= 64 ? error.code : 'error' });
       drain(req, res);
       if (error instanceof DomainError && error.code === FILE_TOO_LARGE) throw new HttpError(413, FILE_TOO_LARGE, error.message, error.details);
       throw error;
@@ -196,8 +208,8 @@ export function mediaRouter(app: AppDeps, errors: ErrorRequestHandler): Router {
   r.get('/:id/:variant', mediaAuth(app, false), handle(async (req, res) => {
     const served = await openVariant(contextOf(app, req), String(req.params.id), String(req.params.variant), req.query as Record<string, unknown>);
     const { variant } = served;
-    // A private tribe's HLS playlist fetched by its signed URL: its URIs get the same signature (docs/media.md).
-    const playlist = await signedPlaylist(app, variant, req.query as Record<string, unknown>);
+    // An HLS playlist fetched by a signed URL: its URIs get the same signature (docs/video.md).
+    const playlist = await signedPlaylist(app, variant, served.signature);
     if (playlist !== null) {
       res.status(200).set({ 'Cache-Control': served.cacheControl, 'Content-Type': variant.contentType }).send(playlist);
       return;

@@ -4,20 +4,25 @@ import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import * as onboarding from '../../../subgraphs/onboarding/index.js';
 import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
-import { present, toHttpError, unwrap } from '../errors.js';
+import { HttpError, present, toHttpError, unwrap } from '../errors.js';
 import { contextOf, handle } from '../http.js';
 import { jsonOnly, refuseBadText } from '../input.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
 import { webhookRoutes } from './webhooks.js';
 import { apiKeysRouter } from './api-keys.js';
+import { personalKeysRouter } from './personal-keys.js';
 import { restDocument } from '../typed-document.js';
 
-/** Application-API error envelope: flat `{"error": "<code>"}`. */
+/**
+ * Application-API error envelope: flat `{"error": "<code>", "message", "requestId"}`. `error` is the stable machine
+ * code; `message` says what to change, naming the field and its rule when one field is at fault
+ * (`password: 10 to 256 characters`), as the resource API's messages do; `requestId` is the `x-request-id`.
+ */
 export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
-  res.status(e.status).set(e.headers).json({ error: e.code });
+  res.status(e.status).set(e.headers).json({ error: e.code, message: e.message, requestId: req.requestId });
 };
 
 /** Fixed GraphQL documents of the Application REST routes. */
@@ -55,8 +60,19 @@ export function applicationRouter(app: AppDeps, run: OperationRunner): Router {
     res.json({ user: userBody(await identity.me(contextOf(app, req))) });
   }));
 
-  r.get('/posts/:postId', signedIn, handle(async (req, res) => {
-    const post = present(unwrap(await run(contextOf(app, req), AppDocs.post, { id: String(req.params.postId) })).post);
+  // Anyone, signed in or not, by GraphQL's read rules (`post(id)`): a published public post of a public tribe is
+  // readable without a session. A post the caller may not read, or none, is 404 when signed in and 401 when signed out
+  // (signing in may show it); the two causes answer alike, so the route does not reveal which posts exist.
+  r.get('/posts/:postId', handle(async (req, res) => {
+    let post;
+    try {
+      post = present(unwrap(await run(contextOf(app, req), AppDocs.post, { id: String(req.params.postId) })).post);
+    } catch (error) {
+      if (!req.caller && error instanceof HttpError && error.status === 404) {
+        throw new HttpError(401, 'unauthorized', 'Sign in first: the post is not public, or there is no such post.');
+      }
+      throw error;
+    }
     res.json({
       id: post.id,
       communityId: post.community.id,
@@ -67,6 +83,7 @@ export function applicationRouter(app: AppDeps, run: OperationRunner): Router {
     });
   }));
   r.use(apiKeysRouter(app, run));
+  r.use('/account/api-keys', signedIn, personalKeysRouter(app, run));
   r.use('/communities/:handle/webhooks', signedIn, webhookRoutes(app, run));
   return r;
 }

@@ -1,6 +1,7 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { OperationRunner, OperationVariables, TypedDocumentString } from '../../../gateway/src/graph.js';
 import type { ApiKeyCaller, AppDeps, RequestContext } from '../../../subgraphs/kernel/index.js';
+import { rateLimitRefusals } from '../../../subgraphs/kernel/metrics.js';
 import { authenticateApiKey, suspendedKeyRefusal } from '../../../subgraphs/platform/index.js';
 import { bearerToken } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
@@ -85,6 +86,7 @@ export function platformRouter(app: AppDeps, run: OperationRunner): { router: Ro
       const key = token ? await authenticateApiKey(app, token) : null;
       if (!key) throw new HttpError(401, 'unauthorized', 'Send a valid API key: Authorization: Bearer <key>.');
       if (!(await limiter.take(key.id))) {
+        rateLimitRefusals.inc({ limit: 'platform_api_key' });
         throw new HttpError(
           429,
           'rate_limited',

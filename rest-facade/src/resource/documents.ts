@@ -3,6 +3,8 @@
 import { restDocument } from '../typed-document.js';
 
 const COMMUNITY = 'id name handle description isPublic category createdAt updatedAt memberCount viewerRole';
+/** The full community object (spec 2.6): the list's fields plus settings and metadata. */
+const COMMUNITY_FULL = `${COMMUNITY} metadata settings { visibility joinPolicy defaultPostVisibility moderation { requireApproval newMemberPostLimit blockedWords blockedDomains } }`;
 const MEMBER = 'id role xp level joinedAt user { id username displayName }';
 const AUTHOR = 'author { id username displayName }';
 const POST = `id community { id } ${AUTHOR} body mediaUrls visibility status isPinned pinnedAt publishedAt createdAt updatedAt`;
@@ -14,10 +16,10 @@ export const ORDER = 'order { id amountCents currency status } checkout { provid
 export const Docs = {
   listCommunities: restDocument(`query ListCommunities($search: String, $page: Int, $perPage: Int) {
     communities(search: $search, page: $page, perPage: $perPage) { items { ${COMMUNITY} } ${PAGE} } }`),
-  getCommunity: restDocument(`query GetCommunity($id: ID!) { community(id: $id) { ${COMMUNITY} } }`),
-  createCommunity: restDocument(`mutation CreateCommunity($input: CreateCommunityInput!) { createCommunity(input: $input) { ${COMMUNITY} } }`),
+  getCommunity: restDocument(`query GetCommunity($id: ID!) { community(id: $id) { ${COMMUNITY_FULL} } }`),
+  createCommunity: restDocument(`mutation CreateCommunity($input: CreateCommunityInput!) { createCommunity(input: $input) { ${COMMUNITY_FULL} } }`),
   updateCommunity: restDocument(`mutation UpdateCommunity($id: ID!, $input: UpdateCommunityInput!) {
-    updateCommunity(id: $id, input: $input) { ${COMMUNITY} } }`),
+    updateCommunity(id: $id, input: $input) { ${COMMUNITY_FULL} } }`),
   deleteCommunity: restDocument(`mutation DeleteCommunity($id: ID!) { deleteCommunity(id: $id) }`),
 
   listMembers: restDocument(`query ListMembers($communityId: ID!, $role: String, $search: String, $page: Int, $perPage: Int) {

@@ -5,6 +5,9 @@
  * routers' stacks and fails when a route is mounted but not described here, or described but not mounted.
  */
 
+import { METADATA_KEY, METADATA_LIMITS } from '../../../subgraphs/communities/index.js';
+import { SUBSCRIBABLE_EVENTS } from '../../../subgraphs/outbox/index.js';
+
 type Schema = Record<string, unknown>;
 type Operation = Record<string, unknown>;
 
@@ -36,16 +39,22 @@ const err = (description: string) => ({ description, content: json(ref('Error'))
 /** The errors every signed-in route can answer, besides its own. */
 const COMMON_ERRORS = {
   '400': err('Invalid input (`invalid_input`, naming the field in `details`), query (`invalid_query`) or JSON (`malformed_json`).'),
-  '401': err('`unauthorized`: no valid access token.'),
-  '403': err('`forbidden`: the caller\'s role in the tribe does not allow it.'),
-  '404': err('`not_found`: no such tribe or resource (or one the caller may not see).'),
+  '401': err('`unauthorized`: no valid access token or personal API key (revoked, or its user suspended or deleted).'),
+  '403': err('`forbidden`: the caller\'s role in the tribe does not allow it; `insufficient_scope`: a personal API key without the scope of the method (`read`: GET, HEAD; `write`: POST, PUT, PATCH, DELETE), named in `details.required_scope`.'),
+  '404': err('`not_found`: no such tribe or resource (or one the caller may not see). For a tribe the message says what was looked up: `Community not found: no tribe with id "..."` or `... with handle "..."`.'),
   '415': err('`unsupported_media_type`: a body that is not `application/json`.'),
   '503': err('`service_unavailable`: the database is unreachable; `Retry-After` says when to retry.'),
 };
 
 const param = (name: string, description: string, schema: Schema = uuid) => ({ name, in: 'path', required: true, description, schema });
 const query = (name: string, description: string, schema: Schema = str) => ({ name, in: 'query', required: false, description, schema });
-const CID = param('community_id', 'The tribe\'s id.');
+/** A tribe in a path: its id or its handle (the control plane and the console name tribes by handle). */
+const CID = param(
+  'community_id',
+  'The tribe: its id, or its handle in any letter case (`/v1/communities/my-tribe/posts` is the same as `/v1/communities/<its id>/posts`). ' +
+    'An unknown one is 404 `not_found` whose message says what was looked up: `Community not found: no tribe with handle "my-tribe".`',
+  { type: 'string', minLength: 1, examples: ['3f2c9a4e-5b1d-4c8e-9f7a-2d6b8e1c0a53', 'my-tribe'] },
+);
 const PAGE = [
   query('page', 'Page number, from 1 (default 1).', { type: 'integer', minimum: 1 }),
   query('per_page', 'Items a page (default 20, at most 50).', { type: 'integer', minimum: 1, maximum: 50 }),
@@ -136,6 +145,27 @@ const registration = object({
   id: uuid, event_id: uuid, user_id: uuid, status: str, ticket_code: nullable(str), order_id: nullable(uuid), created_at: time, checked_in_at: nullable(time),
 });
 
+const communityFields: Record<string, Schema> = {
+  id: uuid, name: str, handle: str, description: nullable(str), member_count: int, is_public: bool, category: nullable(str),
+  viewer_role: { type: ['string', 'null'], description: 'The caller\'s role, or null when not a member.' }, created_at: time, updated_at: time,
+};
+/** `metadata` (rules: subgraphs/communities/communities.metadata.ts). */
+const metadataSchema: Schema & { description: string } = {
+  type: 'object',
+  maxProperties: METADATA_LIMITS.keys,
+  propertyNames: { pattern: METADATA_KEY.source },
+  description: `Free-form data for integrations, set by the owner or admins and visible to whoever can see the tribe (never store a secret). A JSON object (\`{}\` when none): at most ${METADATA_LIMITS.keys} keys, keys 1 to ${METADATA_LIMITS.keyChars} of \`A-Z a-z 0-9 _ . : -\` at every level, nesting at most ${METADATA_LIMITS.depth} levels (the object itself is level 1), at most ${METADATA_LIMITS.bytes} bytes serialised as JSON. It is replaced whole (\`{}\` clears it). Anything else is 400 \`invalid_input\` naming the field (\`metadata\` or \`metadata.<key path>\`) and the rule in \`message\` and \`details\`; nothing changes.`,
+};
+
+/** `content`, the first name of a post's or comment's text: still accepted and answered, deprecated for `body` (issue 31). */
+const deprecatedContent = (what: string): Schema => ({
+  type: 'string',
+  deprecated: true,
+  description: `Deprecated: use \`body\`, the text's one name on every surface (GraphQL, the Platform API, the Application API). ${what}`,
+});
+/** A body with the text: `body`, or its deprecated name `content` (not both: 400 \`invalid_input\` naming \`body\`). */
+const withText = (schema: Schema, required: boolean): Schema => (required ? { ...schema, anyOf: [{ required: ['body'] }, { required: ['content'] }] } : schema);
+
 const tokens = {
   access_token: { type: 'string', description: 'JWT; send as `Authorization: Bearer <token>`.' },
   refresh_token: { type: 'string', description: 'Single use.' },
@@ -146,8 +176,8 @@ const schemas: Record<string, Schema> = {
   Error: {
     ...object({
       error: object(
-        { code: { type: 'string', description: 'Machine code: branch on it.' }, message: { type: 'string', description: 'Human text; may change.' }, details: { description: 'Per-field problems (`[{field, message}]`) or other detail.' } },
-        ['code', 'message'],
+        { code: { type: 'string', description: 'Machine code: branch on it.' }, message: { type: 'string', description: 'Human text; may change.' }, details: { description: 'Per-field problems (`[{field, message}]`) or other detail.' }, request_id: { type: 'string', description: 'The request id, as the `x-request-id` response header: quote it when reporting a problem.' } },
+        ['code', 'message', 'request_id'],
       ),
     }),
     description: 'The resource API error envelope.',
@@ -156,17 +186,39 @@ const schemas: Record<string, Schema> = {
   User: object({ id: uuid, email: { type: 'string', format: 'email' }, username: str, display_name: str, avatar_url: nullable(str) }),
   Tokens: object(tokens),
   Login: object({ ...tokens, user: object({ id: uuid, email: str, username: str }) }),
-  Community: object({
-    id: uuid, name: str, handle: str, description: nullable(str), member_count: int, is_public: bool, category: nullable(str),
-    viewer_role: { type: ['string', 'null'], description: 'The caller\'s role, or null when not a member.' }, created_at: time, updated_at: time,
-  }),
+  Community: object(communityFields),
+  CommunityFull: {
+    ...object({
+      ...communityFields,
+      settings: {
+        ...object({
+          visibility: { type: 'string', enum: ['public', 'private'], description: 'Set with `is_public`.' },
+          join_policy: { type: 'string', enum: ['open', 'invite_only'], description: '`open` for a public tribe; `invite_only` for a private one (joining needs an invite code). Follows `visibility`.' },
+          default_post_visibility: { type: 'string', enum: ['public'], description: 'What a post created without `visibility` gets (fixed).' },
+          moderation: {
+            type: ['object', 'null'],
+            description: 'The automod settings (GraphQL `updateModerationSettings` changes them); null unless the caller is a moderator, admin or owner of the tribe.',
+            required: ['require_approval', 'new_member_post_limit', 'blocked_words', 'blocked_domains'],
+            properties: { require_approval: bool, new_member_post_limit: int, blocked_words: arrayOf(str), blocked_domains: arrayOf(str) },
+          },
+        }),
+        description: 'The tribe\'s own switches: read-only here, each changed where its description says.',
+      },
+      metadata: { ...metadataSchema, description: `${metadataSchema.description} Set it with \`metadata\` on create or update.` },
+    }),
+    description: 'The full community object (spec 2.6): what a single tribe, a created one and an updated one answer. Lists answer `Community`.',
+  },
   Member: object({ id: uuid, user_id: uuid, username: str, display_name: str, role: { type: 'string', enum: ['owner', 'admin', 'moderator', 'member'] }, joined_at: time, xp: int, level: int }),
   Author: person,
   Post: object({
-    id: uuid, community_id: uuid, author_id: nullable(uuid), author: orNull(person), content: { type: 'string', description: 'HTML.' },
+    id: uuid, community_id: uuid, author_id: nullable(uuid), author: orNull(person), body: { type: 'string', description: 'The text, sanitized HTML.' },
+    content: deprecatedContent('The same text as `body`.'),
     media_urls: arrayOf(str), is_pinned: bool, pinned_at: nullable(time), visibility: str, status: str, published_at: nullable(time), created_at: time, updated_at: time,
   }),
-  Comment: object({ id: uuid, post_id: uuid, author_id: nullable(uuid), author: orNull(person), parent_id: nullable(uuid), content: str, created_at: time }),
+  Comment: object({
+    id: uuid, post_id: uuid, author_id: nullable(uuid), author: orNull(person), parent_id: nullable(uuid), body: { type: 'string', description: 'The text, sanitized HTML.' },
+    content: deprecatedContent('The same text as `body`.'), created_at: time,
+  }),
   Course: course,
   CourseModule: courseModule,
   Lesson: lesson,
@@ -207,17 +259,31 @@ const schemas: Record<string, Schema> = {
 // ---- request bodies ----
 
 const communityInput = (required: string[]) => object(
-  { name: str, handle: { type: 'string', description: 'Unique, URL-friendly.' }, description: str, is_public: bool, category: str },
+  { name: str, handle: { type: 'string', description: 'Unique, URL-friendly.' }, description: str, is_public: bool, category: str, metadata: metadataSchema },
   required,
 );
-const postInput = (required: string[]) => object(
-  { content: { type: 'string', description: 'HTML.' }, media_urls: arrayOf(str), is_pinned: bool, visibility: str, status: str },
-  required,
-);
+const postInput = (required: boolean) => withText(object(
+  {
+    body: { type: 'string', description: 'The text, HTML (anything that could run script is removed).' },
+    content: deprecatedContent('Accepted in place of `body`; sending both is 400 `invalid_input`.'),
+    media_urls: arrayOf(str), is_pinned: bool, visibility: str, status: str,
+  },
+  [],
+), required);
 const webhookInput = (required: string[]) => object(
-  { url: { type: 'string', description: 'HTTPS.' }, events: arrayOf(str), description: { type: 'string', maxLength: 140 }, is_active: { type: 'boolean', default: true } },
+  {
+    url: { type: 'string', description: 'HTTPS, a public host.' },
+    events: {
+      ...arrayOf(str),
+      description: `Event names to receive: ${SUBSCRIBABLE_EVENTS.map((e) => `\`${e}\``).join(', ')} (docs/webhooks.md says what each carries; \`payment.completed\` is the payment received, \`order.paid\` the order paid and its item granted). Unknown names are dropped and duplicates removed; none left is 400 \`no_events\`.`,
+    },
+    description: { type: 'string', maxLength: 140 },
+    is_active: { type: 'boolean', default: true },
+  },
   required,
 );
+/** The registration example (spec 6.1 shows `payment.completed` in it); test/payment-completed.test.ts sends it as written. */
+export const WEBHOOK_EXAMPLE = { url: 'https://example.com/webhooks/tribe', events: ['payment.completed', 'member.joined'], description: 'Billing and CRM' };
 
 // ---- paths ----
 
@@ -252,11 +318,14 @@ const paths: Record<string, Record<string, Operation>> = {
   '/v1/auth/me': { get: op({ tag: 'Auth', summary: 'The signed-in user', id: 'me', responses: { '200': one('The user.', 'User') } }) },
   '/v1/communities': {
     get: op({ tag: 'Communities', summary: 'List tribes', id: 'listCommunities', params: [query('search', 'Filter by name (at most 100 characters).'), ...PAGE], responses: { '200': list('A page of tribes.', 'Community') } }),
-    post: op({ tag: 'Communities', summary: 'Create a tribe (the caller becomes its owner)', id: 'createCommunity', body: body(communityInput(['name', 'handle'])), responses: { '201': one('The new tribe.', 'Community'), '409': err('The handle is taken.') } }),
+    post: op({ tag: 'Communities', summary: 'Create a tribe (the caller becomes its owner)', id: 'createCommunity', body: body(communityInput(['name', 'handle'])), responses: { '201': one('The new tribe.', 'CommunityFull'), '409': err('The handle is taken.') } }),
   },
   '/v1/communities/{community_id}': {
-    get: op({ tag: 'Communities', summary: 'A tribe', id: 'getCommunity', params: [CID], responses: { '200': one('The tribe.', 'Community') } }),
-    patch: op({ tag: 'Communities', summary: 'Update a tribe (only the fields sent)', id: 'updateCommunity', params: [CID], body: body(communityInput([])), responses: { '200': one('The tribe.', 'Community'), '409': err('The handle is taken.') } }),
+    get: op({ tag: 'Communities', summary: 'A tribe (the full object, with settings and metadata)', id: 'getCommunity', params: [CID], responses: { '200': one('The tribe.', 'CommunityFull') } }),
+    patch: op({
+      tag: 'Communities', summary: 'Update a tribe (only the fields sent; owner or admin)', id: 'updateCommunity', params: [CID], body: body(communityInput([])),
+      responses: { '200': one('The tribe.', 'CommunityFull'), '409': err('The handle is taken.') },
+    }),
     delete: op({ tag: 'Communities', summary: 'Delete a tribe (irreversible)', id: 'deleteCommunity', params: [CID], responses: { '204': noContent } }),
   },
   '/v1/communities/{community_id}/members': {
@@ -280,18 +349,22 @@ const paths: Record<string, Record<string, Operation>> = {
       params: [CID, query('pinned', 'Only pinned (true) or unpinned (false) posts.', bool), query('author_id', 'Only this author\'s posts.', uuid), ...PAGE],
       responses: { '200': list('A page of posts.', 'Post') },
     }),
-    post: op({ tag: 'Posts', summary: 'Create a post', id: 'createPost', params: [CID], body: body(postInput(['content'])), responses: { '201': one('The new post.', 'Post') } }),
+    post: op({ tag: 'Posts', summary: 'Create a post', id: 'createPost', params: [CID], body: body(postInput(true)), responses: { '201': one('The new post.', 'Post') } }),
   },
   '/v1/communities/{community_id}/posts/{post_id}': {
     get: op({ tag: 'Posts', summary: 'A post', id: 'getPost', params: [CID, param('post_id', 'The post\'s id.')], responses: { '200': one('The post.', 'Post') } }),
-    patch: op({ tag: 'Posts', summary: 'Update a post', id: 'updatePost', params: [CID, param('post_id', 'The post\'s id.')], body: body(postInput([])), responses: { '200': one('The post.', 'Post') } }),
+    patch: op({ tag: 'Posts', summary: 'Update a post', id: 'updatePost', params: [CID, param('post_id', 'The post\'s id.')], body: body(postInput(false)), responses: { '200': one('The post.', 'Post') } }),
     delete: op({ tag: 'Posts', summary: 'Delete a post and its comments', id: 'deletePost', params: [CID, param('post_id', 'The post\'s id.')], responses: { '204': noContent } }),
   },
   '/v1/communities/{community_id}/posts/{post_id}/comments': {
     get: op({ tag: 'Posts', summary: 'List a post\'s comments', id: 'listComments', params: [CID, param('post_id', 'The post\'s id.'), ...PAGE], responses: { '200': list('A page of comments.', 'Comment') } }),
     post: op({
       tag: 'Posts', summary: 'Comment on a post', id: 'createComment', params: [CID, param('post_id', 'The post\'s id.')],
-      body: body(object({ content: str, parent_id: { ...nullable(uuid), description: 'The comment answered; null or absent: top level.' } }, ['content'])),
+      body: body(withText(object({
+        body: { type: 'string', description: 'The text, HTML.' },
+        content: deprecatedContent('Accepted in place of `body`; sending both is 400 `invalid_input`.'),
+        parent_id: { ...nullable(uuid), description: 'The comment answered; null or absent: top level.' },
+      }, []), true)),
       responses: { '201': one('The new comment.', 'Comment') },
     }),
   },
@@ -389,7 +462,14 @@ const paths: Record<string, Record<string, Operation>> = {
   },
   '/v1/communities/{community_id}/webhooks': {
     get: op({ tag: 'Webhooks', summary: 'List webhook endpoints', id: 'listWebhooks', params: [CID], responses: { '200': { description: 'The endpoints.', content: json(object({ data: arrayOf(ref('Webhook')) })) } } }),
-    post: op({ tag: 'Webhooks', summary: 'Register a webhook endpoint', id: 'createWebhook', params: [CID], body: body(webhookInput(['url', 'events'])), responses: { '201': one('The new endpoint (with its signing secret).', 'Webhook') } }),
+    post: op({
+      tag: 'Webhooks', summary: 'Register a webhook endpoint', id: 'createWebhook', params: [CID],
+      body: { required: true, content: { 'application/json': { schema: webhookInput(['url', 'events']), example: WEBHOOK_EXAMPLE } } },
+      responses: {
+        '201': one('The new endpoint (with its signing secret).', 'Webhook'),
+        '409': err('`webhook_endpoint_limit`: the tribe has its maximum of endpoints already (16 by default, `details.limit`); delete one first.'),
+      },
+    }),
   },
   '/v1/communities/{community_id}/webhooks/{webhook_id}': {
     get: op({ tag: 'Webhooks', summary: 'A webhook endpoint', id: 'getWebhook', params: [CID, param('webhook_id', 'The endpoint\'s id.')], responses: { '200': one('The endpoint.', 'Webhook') } }),
@@ -397,7 +477,16 @@ const paths: Record<string, Record<string, Operation>> = {
     delete: op({ tag: 'Webhooks', summary: 'Delete a webhook endpoint (deliveries stop at once)', id: 'deleteWebhook', params: [CID, param('webhook_id', 'The endpoint\'s id.')], responses: { '204': noContent } }),
   },
   '/v1/communities/{community_id}/webhooks/{webhook_id}/test': {
-    post: op({ tag: 'Webhooks', summary: 'Send a test ping', id: 'testWebhook', params: [CID, param('webhook_id', 'The endpoint\'s id.')], responses: { '200': one('What the receiver answered.', 'WebhookTest') } }),
+    post: op({
+      tag: 'Webhooks', summary: 'Send a test ping', id: 'testWebhook', params: [CID, param('webhook_id', 'The endpoint\'s id.')],
+      responses: {
+        '200': one('What the receiver answered.', 'WebhookTest'),
+        '429': {
+          ...err('`webhook_test_rate_limited`: the tribe sent its maximum of test pings (10 by default) in the last 60 seconds; nothing was sent. `details.retryAfterSeconds` as `Retry-After`.'),
+          headers: { 'Retry-After': { description: 'Seconds until the tribe may send another test ping.', schema: { type: 'integer', minimum: 1 } } },
+        },
+      },
+    }),
   },
   '/v1/communities/{community_id}/webhooks/{webhook_id}/logs': {
     get: op({ tag: 'Webhooks', summary: 'The endpoint\'s delivery log', id: 'webhookLogs', params: [CID, param('webhook_id', 'The endpoint\'s id.'), ...PAGE], responses: { '200': list('A page of deliveries, newest first.', 'WebhookLog') } }),
@@ -410,7 +499,15 @@ const paths: Record<string, Record<string, Operation>> = {
         required: true,
         content: { 'multipart/form-data': { schema: object({ kind: str, communityId: uuid, file: { type: 'string', contentMediaType: 'application/octet-stream' } }, ['kind', 'file']) } },
       },
-      responses: { '201': { description: 'The stored media.', content: json(ref('Media')) }, '413': err('`file_too_large`.') },
+      responses: {
+        '201': { description: 'The stored media.', content: json(ref('Media')) },
+        '400': err('`image_too_large`: the image declares more pixels than its kind allows (avatar 16,000,000, post image 40,000,000); also `invalid_image`, `unsupported_type`, `missing_field` and the other checks of docs/media.md.'),
+        '413': err('`file_too_large`.'),
+        '429': {
+          ...err('`upload_rate_limited` (more than 20 uploads started in the last 60 seconds) or `upload_quota_exceeded` (2,048 MB uploaded in the last 24 hours); nothing was kept. `details.retryAfterSeconds` as `Retry-After`.'),
+          headers: { 'Retry-After': { description: 'Seconds until the user may upload again.', schema: { type: 'integer', minimum: 1 } } },
+        },
+      },
     }),
   },
   '/v1/media/{media_id}/{variant}': {
@@ -437,16 +534,26 @@ Get an access token (a JWT, valid \`expires_in\` seconds: 3600) with \`POST /v1/
 To try a request here, call **Sign in** with your email and password, copy \`access_token\` into the
 **Authentication** box (*Bearer Token*), then send.
 
+A server integration can use a **personal API key** instead (*PersonalApiKey*), sent the same way:
+\`Authorization: Bearer svc_pk_...\`. Create it signed in, in the console's account settings (\`/console/-/settings\`)
+or with the GraphQL mutation \`createPersonalApiKey\`; it is shown once. It acts as the user who created it, on this
+API only (the Platform API answers it 401), within its scopes: \`read\` allows GET and HEAD, \`write\` allows POST,
+PUT, PATCH and DELETE (a key has one or both; both by default); a method outside them is 403 \`insufficient_scope\`.
+Revoking it, or suspending or deleting its user, stops it at the next request (401). At most 10 live keys per user.
+Keep it on a server: never in client-side code.
+
 ## Records and lists
 Records are snake_case inside \`{"data": ...}\`. Lists answer \`{"data": [...], "pagination": {"page", "per_page", "has_more"}}\`
 and take \`page\` (from 1) and \`per_page\` (default 20, at most 50). Pages are counted by offset: a long scan can see
 a record twice or miss one when records are added or removed meanwhile.
 
 ## Errors
-Every error is \`{"error": {"code", "message", "details"?}}\`: branch on \`code\` (\`unauthorized\` 401, \`forbidden\` 403,
+Every error is \`{"error": {"code", "message", "details"?, "request_id"}}\`: branch on \`code\` (\`unauthorized\` 401, \`forbidden\` 403,
 \`not_found\` 404, \`invalid_input\` / \`invalid_query\` / \`malformed_json\` 400, \`conflict\`-kind codes 409,
 \`payload_too_large\` 413, \`unsupported_media_type\` 415, \`rate_limited\` 429 with \`Retry-After\`,
 \`service_unavailable\` 503 with \`Retry-After\`, \`internal_error\` 500). \`message\` is human text and may change.
+\`request_id\` is the id of the request, also in the \`x-request-id\` header of every answer (yours when you send a
+well-formed one: 1 to 128 of \`A-Z a-z 0-9 . _ : -\`); quote it when reporting a problem.
 An unknown route under these prefixes is 404 \`not_found\` in this envelope.`;
 
 /** The document (OpenAPI 3.1). */
@@ -454,7 +561,7 @@ export const RESOURCE_OPENAPI = {
   openapi: '3.1.0',
   info: { title: 'Tribes resource API', version: '1.0.0', description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
   servers: [{ url: '/', description: 'This service' }],
-  security: [{ BearerAuth: [] }],
+  security: [{ BearerAuth: [] }, { PersonalApiKey: [] }],
   tags: [
     { name: 'Auth', description: 'Tokens and the signed-in user.' },
     { name: 'Communities', description: 'Tribes.' },
@@ -470,6 +577,13 @@ export const RESOURCE_OPENAPI = {
   components: {
     securitySchemes: {
       BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The `access_token` of `POST /v1/auth/login`.' },
+      PersonalApiKey: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'svc_pk_ followed by 43 base64url characters',
+        description:
+          'A personal API key (spec 5.3): `Authorization: Bearer svc_pk_...`. It carries the permissions of the user who created it (console account settings, or GraphQL `createPersonalApiKey`) on this API only, within its scopes: `read` (GET, HEAD) and/or `write` (POST, PUT, PATCH, DELETE); otherwise 403 `insufficient_scope`.',
+      },
     },
     schemas,
   },

@@ -3,7 +3,7 @@ import type { OperationRunner } from '../../../gateway/src/graph.js';
 import * as identity from '../../../subgraphs/identity/index.js';
 import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import { ROLES } from '../../../subgraphs/members/index.js';
-import { accessTokenAuth, requireCaller } from '../auth.js';
+import { requireCaller, requireKeyScope, resourceAuth } from '../auth.js';
 import { HttpError, present, toHttpError, unwrap } from '../errors.js';
 import type { RequestRunner } from '../typed-document.js';
 import { contextOf, handle } from '../http.js';
@@ -13,14 +13,16 @@ import { mountChallenges } from './challenges.js';
 import { mountCourses } from './courses.js';
 import { mountEvents } from './events.js';
 import { boolParam, choiceParam, objectBody, pageParams, pick, stringParam, uuidParam } from './params.js';
-import { commentRecord, communityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
+import { commentRecord, communityRecord, fullCommunityRecord, listBody, memberRecord, postRecord, userRecord } from './shapes.js';
+import { tribeByIdOrHandle } from './tribe-ref.js';
 import { webhookResources } from './webhooks.js';
 
-/** Resource-API error envelope: `{"error": {"code", "message", "details"?}}`. */
+/** Resource-API error envelope: `{"error": {"code", "message", "details"?, "request_id"}}` (`request_id`: as `x-request-id`). */
 export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
   if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
-  res.status(e.status).set(e.headers).json({ error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
+  const details = e.details === undefined ? {} : { details: e.details };
+  res.status(e.status).set(e.headers).json({ error: { code: e.code, message: e.message, ...details, request_id: req.requestId } });
 };
 
 /**
@@ -29,10 +31,11 @@ export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
  */
 export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
   const r = Router();
-  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText(), accessTokenAuth(app));
+  r.use(jsonOnly, express.json({ limit: app.config.bodyLimitBytes }), refuseBadText(), resourceAuth(app));
 
   const exec: RequestRunner = async (req, doc, variables) => unwrap(await run(contextOf(app, req), doc, variables));
-  const signedIn = requireCaller('Send a valid access token: Authorization: Bearer <token>.');
+  // An access token or a personal API key (svc_pk_...); a personal key also needs its method's scope.
+  const signedIn = [requireCaller('Send a valid access token or personal API key: Authorization: Bearer <token>.'), requireKeyScope];
 
   // ---- auth ----
   r.post('/auth/login', handle(async (req, res) => {
@@ -57,7 +60,8 @@ export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
   // ---- communities ----
   const c = Router({ mergeParams: true });
   r.use('/communities', signedIn, c);
-  const communityFields = { name: 'name', handle: 'handle', description: 'description', is_public: 'isPublic', category: 'category' };
+  c.use(tribeByIdOrHandle(app)); // `/communities/{id or handle}/...`: the routes below see the id
+  const communityFields = { name: 'name', handle: 'handle', description: 'description', is_public: 'isPublic', category: 'category', metadata: 'metadata' };
 
   c.get('/', handle(async (req, res) => {
     const vars = { search: stringParam(req, 'search'), ...pageParams(req) };
@@ -65,14 +69,14 @@ export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
   }));
   c.post('/', handle(async (req, res) => {
     const data = await exec(req, Docs.createCommunity, { input: pick(objectBody(req), communityFields) });
-    res.status(201).json({ data: communityRecord(data.createCommunity) });
+    res.status(201).json({ data: fullCommunityRecord(data.createCommunity) });
   }));
   c.get('/:id', handle(async (req, res) => {
-    res.json({ data: communityRecord(present((await exec(req, Docs.getCommunity, { id: String(req.params.id) })).community)) });
+    res.json({ data: fullCommunityRecord(present((await exec(req, Docs.getCommunity, { id: String(req.params.id) })).community)) });
   }));
   c.patch('/:id', handle(async (req, res) => {
     const data = await exec(req, Docs.updateCommunity, { id: String(req.params.id), input: pick(objectBody(req), communityFields) });
-    res.json({ data: communityRecord(data.updateCommunity) });
+    res.json({ data: fullCommunityRecord(data.updateCommunity) });
   }));
   c.delete('/:id', handle(async (req, res) => {
     await exec(req, Docs.deleteCommunity, { id: String(req.params.id) });
@@ -105,7 +109,8 @@ export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
   }));
 
   // ---- posts and comments ----
-  const postFields = { content: 'content', media_urls: 'mediaUrls', is_pinned: 'isPinned', visibility: 'visibility', status: 'status' };
+  // `body` is the text's name; `content` (the spec's first name) stays accepted, deprecated (issue 31).
+  const postFields = { body: 'body', content: 'content', media_urls: 'mediaUrls', is_pinned: 'isPinned', visibility: 'visibility', status: 'status' };
   const postInput = (body: Record<string, unknown>) => {
     // GraphQL would quietly turn a lone string into a one-item list; the REST contract says array.
     if ('media_urls' in body && !Array.isArray(body.media_urls)) {
@@ -142,7 +147,7 @@ export function resourceRouter(app: AppDeps, run: OperationRunner): Router {
     res.json(listBody((await exec(req, Docs.listComments, vars)).comments, commentRecord));
   }));
   c.post('/:cid/posts/:pid/comments', handle(async (req, res) => {
-    const input = pick(objectBody(req), { content: 'content', parent_id: 'parentId' });
+    const input = pick(objectBody(req), { body: 'body', content: 'content', parent_id: 'parentId' });
     const data = await exec(req, Docs.createComment, { postId: String(req.params.pid), communityId: String(req.params.cid), input });
     res.status(201).json({ data: commentRecord(data.createComment) });
   }));

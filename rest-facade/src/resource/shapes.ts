@@ -1,10 +1,11 @@
 /** GraphQL results to the resource API's snake_case records (spec 2.6). */
 import { fromCents } from '../../../subgraphs/commerce/index.js';
 import type { User } from '../../../subgraphs/identity/index.js';
-import type { EnrollCourseMutation, GetCommunityQuery, GetMemberQuery, GetPostQuery, ListCommentsQuery } from '../generated.js';
+import type { EnrollCourseMutation, GetCommunityQuery, GetMemberQuery, GetPostQuery, ListCommentsQuery, ListCommunitiesQuery } from '../generated.js';
 import { present } from '../errors.js';
 
-type Community = NonNullable<GetCommunityQuery['community']>;
+type Community = ListCommunitiesQuery['communities']['items'][number];
+type FullCommunity = NonNullable<GetCommunityQuery['community']>;
 type Member = NonNullable<GetMemberQuery['member']>;
 type Post = NonNullable<GetPostQuery['post']>;
 type Comment = ListCommentsQuery['comments']['items'][number];
@@ -33,6 +34,26 @@ export const communityRecord = (c: Community) => ({
   updated_at: c.updatedAt,
 });
 
+/**
+ * The full community object (spec 2.6: a single tribe, created or updated): the list's fields plus `settings` (the
+ * tribe's switches, read-only; `moderation` only for moderators and above, else null) and `metadata`.
+ */
+export const fullCommunityRecord = (c: FullCommunity) => {
+  const m = c.settings.moderation;
+  return {
+    ...communityRecord(c),
+    settings: {
+      visibility: c.settings.visibility,
+      join_policy: c.settings.joinPolicy,
+      default_post_visibility: c.settings.defaultPostVisibility,
+      moderation: m
+        ? { require_approval: m.requireApproval, new_member_post_limit: m.newMemberPostLimit, blocked_words: m.blockedWords, blocked_domains: m.blockedDomains }
+        : null,
+    },
+    metadata: c.metadata as Record<string, unknown>,
+  };
+};
+
 export const memberRecord = (m: Member) => ({
   id: m.id,
   user_id: m.user.id,
@@ -51,6 +72,8 @@ export const postRecord = (p: Post) => ({
   community_id: p.community.id,
   author_id: p.author?.id ?? null,
   author: author(p.author),
+  body: p.body,
+  /** Deprecated (issue 31): the same text as `body`, kept for clients of the spec's first names. */
   content: p.body,
   media_urls: p.mediaUrls,
   is_pinned: p.isPinned,
@@ -68,6 +91,8 @@ export const commentRecord = (c: Comment) => ({
   author_id: c.author?.id ?? null,
   author: author(c.author),
   parent_id: c.parentId,
+  body: c.body,
+  /** Deprecated (issue 31): the same text as `body`. */
   content: c.body,
   created_at: c.createdAt,
 });

@@ -1,0 +1,128 @@
+// Issue 32: the project's gateway beside Hive Gateway in distributed mode, on the same subgraph processes. The split
+// deployment (scripts/split.ts, from the sources: one process per subgraph, no workers) serves the subgraphs and the
+// project's gateway with its in-flight deduplication off (SUBGRAPH_DEDUPLICATE_INFLIGHT=false); one more process of
+// the project's gateway (server/web.ts) has its default, deduplication on. Three Hive Gateway processes
+// (scripts/hive-gateway.ts) front the same subgraphs: its JavaScript planner and Hive Router's Rust planner
+// (@graphql-hive/router-runtime), both with the deduplication of identical in-flight subgraph requests off (like for
+// like with the first), and Hive's defaults (the JavaScript planner, deduplication on; beside the second). The load is the signed-in cross-subgraph `homeFeed(first: 20)` of bench/feed.bench.ts (the
+// social data set of bench/seed-social.ts) at 16 connections, every gateway in turn for 6 s, three rounds after a
+// warm-up; each gateway's median run is printed with the ratio of the project's gateway to it.
+//
+// The GraphQL cost budget (the project's gateway's rate limit, which Hive Gateway has not) is raised out of the way.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { freePort, startSplit } from '../scripts/split.js';
+import { openDeps } from '../server/deps.js';
+import { openSession } from '../subgraphs/identity/index.js';
+import { loadConfig } from '../subgraphs/kernel/index.js';
+import { BENCH_DATABASE_URL, load, median, type LoadResult } from './lib.js';
+import { seedSocial } from './seed-social.js';
+
+const FEED = `query Feed($first: Int, $after: String) {
+  homeFeed(first: $first, after: $after) {
+    edges { cursor node { id body author { username } community { name } reactions { total viewerReaction } commentCount } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+const ROUNDS = 3;
+const SECONDS = 6;
+
+/** A gateway process (`script`, from the sources) on a free port, once it answers `ready` (a GET of `/readyz` or a line). */
+async function gatewayProcess(script: string, env: Record<string, string>, ready: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`../${script}`, import.meta.url))], {
+    env: { ...process.env, ...env, PORT: String(port), NODE_OPTIONS: '', NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
+  child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
+  const answers = async () => ready.startsWith('/') && (await fetch(`http://127.0.0.1:${port}${ready}`).then((r) => r.ok, () => false));
+  const deadline = Date.now() + 90_000;
+  while (!output.join('').includes(ready) && !(await answers())) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${script} did not start: ${output.join('').slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url: `http://127.0.0.1:${port}/graphql`, child };
+}
+
+export default async function peerGatewayBench(): Promise<void> {
+  const seeded = await seedSocial(BENCH_DATABASE_URL);
+  const jwtSecret = randomBytes(32).toString('hex');
+  const internalSecret = randomBytes(32).toString('base64url');
+  const { deps, close } = await openDeps(loadConfig({ DATABASE_URL: BENCH_DATABASE_URL, JWT_SECRET: jwtSecret, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false', DATABASE_POOL_SIZE: '2' }), {
+    log: pino({ level: 'silent' }),
+  });
+  const unlimited = '1000000000';
+  const ours = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    COOKIE_SECURE: 'false',
+    DATABASE_URL: BENCH_DATABASE_URL,
+    JWT_SECRET: jwtSecret,
+    INTERNAL_SECRET: internalSecret,
+    WORKER_ENABLED: 'false',
+    GRAPHQL_COST_MAX_USER: unlimited,
+    GRAPHQL_COST_RESTORE_USER: unlimited,
+  };
+  const split = await startSplit({ databaseUrl: BENCH_DATABASE_URL, source: true, workers: 0, env: { ...ours, SUBGRAPH_DEDUPLICATE_INFLIGHT: 'false' } });
+  const hives: ChildProcess[] = [];
+  try {
+    const subgraphUrls = [...split.processes.values()]
+      .filter((p) => p.kind === 'subgraph')
+      .map((p) => `${p.name}=${p.url}/graphql`)
+      .join(',');
+    const hiveEnv = { INTERNAL_SECRET: internalSecret, SUBGRAPH_URLS: subgraphUrls };
+    const started = await Promise.all([
+      gatewayProcess('scripts/hive-gateway.ts', { ...hiveEnv, HIVE_ROUTER_RUNTIME: 'true', HIVE_DEDUPLICATE_INFLIGHT: 'false' }, 'Hive Gateway at'),
+      gatewayProcess('scripts/hive-gateway.ts', { ...hiveEnv, HIVE_DEDUPLICATE_INFLIGHT: 'false' }, 'Hive Gateway at'),
+      gatewayProcess('scripts/hive-gateway.ts', hiveEnv, 'Hive Gateway at'),
+      gatewayProcess('server/web.ts', { ...ours, SUBGRAPH_URLS: subgraphUrls }, '/readyz'),
+    ]);
+    hives.push(...started.map((h) => h.child));
+    const targets = [
+      { name: "the project's gateway, deduplication off", url: `${split.gatewayUrls[0]}/graphql` },
+      { name: 'Hive Gateway, Rust planner, deduplication off', url: started[0]!.url },
+      { name: 'Hive Gateway, JavaScript planner, deduplication off', url: started[1]!.url },
+      { name: "the project's gateway, its default (deduplication on)", url: started[3]!.url },
+      { name: "Hive Gateway's defaults (JavaScript planner, deduplication on)", url: started[2]!.url },
+    ];
+
+    const cookie = `svc_session=${await openSession(deps, seeded.benchUserId)}`;
+    const headers = { 'content-type': 'application/json', cookie };
+    const body = JSON.stringify({ query: FEED, variables: { first: 20 } });
+    // Every gateway answers the same page for the same viewer.
+    const pages = await Promise.all(
+      targets.map(async (t) => {
+        const res = await fetch(t.url, { method: 'POST', headers, body });
+        const json = (await res.json()) as any;
+        if (res.status !== 200 || json.errors || !json.data?.homeFeed) throw new Error(`${t.name}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+        return JSON.stringify(json.data.homeFeed);
+      }),
+    );
+    if (new Set(pages).size !== 1) throw new Error('the gateways answered different pages');
+
+    for (const t of targets) await load(t.url, headers, 2, 16, { method: 'POST', body });
+    const runs: LoadResult[][] = targets.map(() => []);
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const [i, t] of targets.entries()) runs[i]!.push(await load(t.url, headers, SECONDS, 16, { method: 'POST', body }));
+    }
+    const medians = runs.map(median);
+    console.log(`Distributed mode: signed-in homeFeed(first: 20) at 16 connections, ${split.processes.size} processes of the split deployment, median of ${ROUNDS} alternated runs of ${SECONDS} s`);
+    for (const [i, t] of targets.entries()) {
+      const m = medians[i]!;
+      const all = runs[i]!.map((r) => r.rps.toFixed(0)).join(', ');
+      console.log(`  ${t.name.padEnd(66)} ${m.rps.toFixed(0).padStart(6)} req/s, p99 ${m.p99} ms (runs ${all}; errors ${m.errors}, non-2xx ${m.non2xx})`);
+    }
+    const ratio = (i: number, j: number) => (medians[i]!.rps / medians[j]!.rps).toFixed(3);
+    console.log(`  ratio to Hive Gateway with the Rust planner, deduplication off on both: ${ratio(0, 1)} (goal >= 1.0)`);
+    console.log(`  ratio to Hive Gateway's JavaScript planner, deduplication off on both: ${ratio(0, 2)}`);
+    console.log(`  ratio to Hive Gateway's defaults on the same-query load, deduplication on on both: ${ratio(3, 4)} (goal >= 1.0)`);
+  } finally {
+    for (const h of hives) h.kill('SIGKILL'); // Hive Gateway's runtime waits for its connections on SIGTERM
+    await split.stop();
+    await close();
+  }
+}
