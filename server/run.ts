@@ -24,8 +24,13 @@ export async function runWebProcess(options: { worker: boolean }): Promise<void>
   const config = options.worker ? loaded : Object.freeze({ ...loaded, worker: Object.freeze({ ...loaded.worker, enabled: false }) });
   // Before the database pool opens (its statements become spans); nothing is loaded when OTEL_* is unset.
   const tracing = await startTracing(config, options.worker ? 'svc' : 'svc-web');
-  const service = await createService(config);
-  await service.listen();
+  // The signals are handled from here on: /readyz answers before `listen` has returned (the subscriptions' listener
+  // is still connecting), so a signal arriving during the start-up must stop it cleanly too (after the start-up).
+  let service: Awaited<ReturnType<typeof createService>> | undefined;
+  const starting = (async () => {
+    service = await createService(config);
+    await service.listen();
+  })();
   // First SIGTERM or SIGINT: drain (in-flight requests finish within SHUTDOWN_GRACE_MS), exit 0. A second one, or a
   // stop that hangs past the grace period, exits at once with 1.
   // The same signal again within a second is the same stop, not a second one: a terminal's Ctrl-C reaches `npm start`
@@ -33,14 +38,17 @@ export async function runWebProcess(options: { worker: boolean }): Promise<void>
   let stopping = false;
   let firstSignalAt = 0;
   const shutdown = async (signal: string) => {
-    const log = service.deps.log;
     if (stopping && Date.now() - firstSignalAt < 1_000) return;
     if (stopping) {
-      log.warn({ signal }, 'second signal: exiting now');
+      if (service) service.deps.log.warn({ signal }, 'second signal: exiting now');
+      else console.error(`second ${signal}: exiting now`);
       process.exit(1);
     }
     stopping = true;
     firstSignalAt = Date.now();
+    await starting.catch(() => undefined); // a failed start-up is reported by `start`
+    if (!service) return;
+    const log = service.deps.log;
     log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
     setTimeout(() => {
       log.error('shutdown did not finish in time: exiting now');
@@ -58,6 +66,7 @@ export async function runWebProcess(options: { worker: boolean }): Promise<void>
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  await starting;
 }
 
 /** Runs an entry point's `main`, exiting 1 with the error when it fails to start. */

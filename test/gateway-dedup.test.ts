@@ -1,7 +1,7 @@
 // Issue 32: in distributed mode the gateway shares one subgraph call among identical query fetches of one caller in
 // flight at once (SUBGRAPH_DEDUPLICATE_INFLIGHT, default on), never across callers and never for a mutation. The
 // subgraphs run in this process on ports of their own; the content subgraph sits behind a counting proxy that holds
-// each call 300 ms, so that concurrent requests are in flight together.
+// each call 1.5 s, so that concurrent requests are in flight together (on a loaded machine too).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,7 +56,7 @@ describe.each([
 
   beforeAll(async () => {
     subgraphs = await Promise.all(SUBGRAPH_NAMES.map((name) => serveSubgraph(name, testConfig({ INTERNAL_SECRET: SECRET, HOST: '127.0.0.1' }), 0)));
-    proxy = await countingProxy(subgraphs[SUBGRAPH_NAMES.indexOf('content')]!.port, 300);
+    proxy = await countingProxy(subgraphs[SUBGRAPH_NAMES.indexOf('content')]!.port, 1_500);
     const urls = SUBGRAPH_NAMES.map((name, i) => `${name}=http://127.0.0.1:${name === 'content' ? proxy.port : subgraphs[i]!.port}/graphql`).join(',');
     t = await startService({ INTERNAL_SECRET: SECRET, SUBGRAPH_URLS: urls, SUBGRAPH_TIMEOUT_MS: '30000', ...env });
     owner = await signupUser(t);

@@ -6,7 +6,7 @@ import { drain, fanOut } from '../subgraphs/webhooks/index.js';
 import { SmtpSink } from './smtp.js';
 import { subscribe, wsConnect } from './ws.js';
 import { createKey, createPost, createTribe, registerEndpoint, signupUser } from './factory.js';
-import { answer, gql, plantedResolver, platformGet, Receiver, startService, startWebhookService, type TestService, waitFor } from './support.js';
+import { answer, gql, isolatedDatabase, plantedResolver, platformGet, Receiver, startService, startWebhookService, type TestService, waitFor } from './support.js';
 
 /**
  * One scrape of a metrics endpoint, parsed (never grepped). The parser merges every labelled histogram's series into
@@ -197,9 +197,14 @@ describe('metrics', () => {
     let later: MetricFamily[];
     const fanout = { job: 'webhooks.fanout', outcome: 'succeeded' };
     const drain = { job: 'webhooks.drain', outcome: 'succeeded' };
+    // A database of its own: a worker that ran before in this Jest process left its jobs' next runs in the shared
+    // one, and Agenda keeps a job's next run (a drain 5 minutes away would not run during this test).
+    let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
     beforeAll(async () => {
+      db = await isolatedDatabase();
       w = await startService({
+        ...(db.url ? { DATABASE_URL: db.url } : {}),
         METRICS_PORT: '0',
         WORKER_ENABLED: 'true',
         WORKER_POLL_INTERVAL_MS: '100',
@@ -225,6 +230,7 @@ describe('metrics', () => {
 
     afterAll(async () => {
       await w?.stop();
+      await db?.drop();
     });
 
     it('counts job runs by job name and outcome, and times them', () => {

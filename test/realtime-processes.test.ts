@@ -102,11 +102,20 @@ async function serviceProcess(): Promise<{ child: ChildProcess; port: number }> 
     const onEnded = subscribe(ended, NOTIFICATIONS);
     const onKept = subscribe(kept, NOTIFICATIONS);
     await sendUntilReceived(sender, conversation.id, onEnded);
-    await waitFor(() => onKept.events.length > 0, 10_000, 'the first notification on the other session');
+    // The messages sent so far may still be notifying both sessions: wait until neither socket has heard anything new
+    // for half a second, so that no push for them arrives after `before` below.
+    let heard = -1;
+    await waitFor(async () => {
+      const now = onEnded.events.length + onKept.events.length;
+      const settled = now === heard && onKept.events.length > 0;
+      heard = now;
+      if (!settled) await new Promise((resolve) => setTimeout(resolve, 500));
+      return settled;
+    }, 20_000, 'the notifications on both sessions to settle');
     const before = onEnded.events.length;
     expect((await a.api.post('/auth/logout').set('cookie', reader.cookie)).status).toBe(200);
     ok(await gql(a, sender, SEND, { c: conversation.id, b: 'after the sign-out' }));
-    const code = await Promise.race([ended.closed.then((c) => c.code), new Promise((resolve) => setTimeout(() => resolve('open'), 5_000))]);
+    const code = await Promise.race([ended.closed.then((c) => c.code), new Promise((resolve) => setTimeout(() => resolve('open'), 20_000).unref())]);
     expect(code).toBe(4401);
     // The other session's socket on B hears the later message's notification; the closed one heard nothing more.
     const keptBefore = onKept.payloads.length;

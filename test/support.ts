@@ -222,9 +222,10 @@ export function movableClock() {
     },
     advance(ms: number) {
       offsetMs += ms;
+      if (held) held = new Date(held.getTime() + ms);
     },
     advanceDays(days: number) {
-      offsetMs += days * 24 * 60 * 60 * 1000;
+      this.advance(days * 24 * 60 * 60 * 1000);
     },
   };
 }

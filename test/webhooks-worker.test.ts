@@ -75,7 +75,10 @@ describe('webhook worker (Agenda)', () => {
     ]);
     expect(receiver.rejected).toEqual([]);
 
-    const log = await t.api.get(`/communities/${tribe.handle}/webhooks/${endpoint.id}/deliveries`).set('cookie', owner.cookie);
+    // The receiver records a request before it answers; the worker records the outcome after the answer.
+    const deliveries = () => t.api.get(`/communities/${tribe.handle}/webhooks/${endpoint.id}/deliveries`).set('cookie', owner.cookie);
+    await waitFor(async () => (await deliveries()).body.deliveries?.every((d: { status: string }) => d.status === 'success'), 10_000, 'five outcomes recorded');
+    const log = await deliveries();
     expect(log.status).toBe(200);
     expect(log.body.deliveries).toHaveLength(5);
     expect(log.body.deliveries.every((d: { status: string; attempts: number }) => d.status === 'success' && d.attempts === 1)).toBe(true);

@@ -129,25 +129,28 @@ describePg('SIGTERM during load', () => {
     const lanes = Promise.all(Array.from({ length: 8 }, (_, i) => lane(i)));
     await waitFor(() => outcomes.length >= 40, 30_000, 'the stream to get going');
 
-    // A request still sending its body when the signal arrives.
+    // A request still sending its body when the signal arrives. `Expect: 100-continue`: the server answers 100 once it
+    // has read the headers, so the request is in flight (not a connection still being accepted) before the signal.
     const slowBody = resourceBody(`slow ${unique()}`);
+    const slowReq = httpRequest(`${base}/v1/communities/${tribe.id}/posts`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'content-length': Buffer.byteLength(slowBody), expect: '100-continue' },
+    });
+    const headersRead = new Promise<void>((resolve) => slowReq.on('continue', () => resolve()));
     const slow = new Promise<{ status: number; body: any; at: number }>((resolve, reject) => {
-      const req = httpRequest(`${base}/v1/communities/${tribe.id}/posts`, {
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'content-length': Buffer.byteLength(slowBody) },
-      });
-      req.on('response', (res) => {
+      slowReq.on('response', (res) => {
         let text = '';
         res.on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), at: Date.now() }));
       });
-      req.on('error', reject);
-      req.write(slowBody.slice(0, 10));
-      setTimeout(() => req.end(slowBody.slice(10)), 1500);
+      slowReq.on('error', reject);
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    slowReq.flushHeaders();
+    await headersRead;
+    slowReq.write(slowBody.slice(0, 10));
     const signalAt = Date.now();
     child.kill('SIGTERM');
+    setTimeout(() => slowReq.end(slowBody.slice(10)), 1500);
 
     const ended = await exit;
     exited = true;

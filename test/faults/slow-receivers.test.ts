@@ -20,8 +20,8 @@ import { memoryOf, spawnWorker, type WorkerProcess } from './worker-process.js';
 
 const TIMEOUT_MS = 2500;
 /** Scheduling slack on a busy 2-core machine, for one attempt and for a whole drain (fan-out and recording included). */
-const MARGIN_MS = 400;
-const DRAIN_MARGIN_MS = 1000;
+const MARGIN_MS = 1500;
+const DRAIN_MARGIN_MS = 3000;
 const TEN_MIB = 10 * 1024 * 1024;
 const TIMED_OUT = `timeout: no complete answer within ${TIMEOUT_MS} ms`;
 
