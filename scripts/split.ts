@@ -7,6 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -81,21 +82,36 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** The first port of the kernel's ephemeral range (what `listen(0)` and outgoing connections take), 32768 by default. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
 /**
- * `n` distinct free TCP ports on 127.0.0.1: all are held open until every one is picked, then released (picking them
- * one after another could hand out the same port twice).
+ * `n` distinct free TCP ports on 127.0.0.1, for processes started later: picked at random below the ephemeral range,
+ * so that no outgoing connection or `listen(0)` of another process takes one before its process binds it (an
+ * ephemeral port handed out here could be). All are held open until every one is picked, then released.
  */
 export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () =>
-      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-        const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
-        s.on('error', reject);
-      }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  const low = 10_000;
+  const high = ephemeralLow();
+  const held: Array<ReturnType<typeof createServer>> = [];
+  while (held.length < n) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const server = await new Promise<ReturnType<typeof createServer> | null>((resolve) => {
+      const s = createServer()
+        .once('error', () => resolve(null))
+        .listen(port, '127.0.0.1', () => resolve(s));
+    });
+    if (server) held.push(server);
+  }
+  const ports = held.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
   return ports;
 }
 

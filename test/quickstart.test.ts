@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../scripts/split.js';
 import { isolatedDatabase, startService, type TestService } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -24,14 +24,6 @@ function blocks(markdown: string): Array<{ code: string; server: boolean }> {
 /** `NAME=value` settings of the server block (one a line, ending with a backslash). */
 function serverSettings(code: string): Record<string, string> {
   return Object.fromEntries([...code.matchAll(/^([A-Z][A-Z0-9_]*)=(\S+?)\s*\\?$/gm)].map((m) => [m[1]!, m[2]!]));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 describe('docs/quickstart.md', () => {

@@ -4,22 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
+import { freePort } from '../../scripts/split.js';
 import { unique } from '../factory.js';
 import { isolatedDatabase, TEST_DATABASE_URL, waitFor } from '../support.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CREATE_POST = 'mutation($c: ID!, $i: CreatePostInput!){ createPost(communityId: $c, input: $i){ id } }';
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** What one request of the stream got: a status and post id, or a network error; when it was sent and answered. */
 interface Outcome {
