@@ -74,18 +74,21 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
   const localSources = new Map<string, LocalSubgraphSource>();
   const direct = directPath(localSources);
   const caches = fetchCaches();
+  const remoteSources: InternalRemoteSource[] = [];
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
       if (remote) {
-        return timedFetches(new InternalRemoteSource({
-            name,
-            url: remote[name]!,
-            secret: app.config.internalSecret!,
-            timeoutMs: app.config.subgraphTimeoutMs,
-            deduplicateInflight: app.config.subgraphDeduplicateInflight,
-            log: app.log,
-          }), name);
+        const source = new InternalRemoteSource({
+          name,
+          url: remote[name]!,
+          secret: app.config.internalSecret!,
+          timeoutMs: app.config.subgraphTimeoutMs,
+          deduplicateInflight: app.config.subgraphDeduplicateInflight,
+          log: app.log,
+        });
+        remoteSources.push(source);
+        return timedFetches(source, name);
       }
       const source = new LocalSubgraphSource(buildSubgraph(name as SubgraphName), name, caches);
       localSources.set(name, source);
@@ -156,6 +159,7 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
   const stop = async () => {
     await server.stop();
     await cost.close();
+    await Promise.all(remoteSources.map((source) => source.close()));
   };
   return { server, execute, apiSchema: gateway.schema!, direct: direct.stats, known: direct, cost, stop };
 }
