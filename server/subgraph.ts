@@ -11,7 +11,7 @@ import { createLogger, currentRequestId, WELL_FORMED_REQUEST_ID, withRequestId }
 import { serveMetrics } from '../subgraphs/kernel/metrics.js';
 import { operationTypePlugin } from '../subgraphs/kernel/operation.js';
 import { type AppConfig, type AppDeps, type RequestContext, INTERNAL_SECRET_HEADER, acceptedSecrets, loadConfig, safeEqual } from '../subgraphs/kernel/index.js';
-import { AssertionRefused, CALLER_ASSERTION_HEADER, callerAssertionKey, verifyCallerAssertion, type AssertedCaller } from '../subgraphs/kernel/caller-assertion.js';
+import { AssertionRefused, CALLER_ASSERTION_HEADER, assertionVerifier, callerAssertionKey, type AssertedCaller } from '../subgraphs/kernel/caller-assertion.js';
 import { callerFromCredentials } from '../rest-facade/src/auth.js';
 import { httpMetrics } from '../rest-facade/src/http-metrics.js';
 import { httpTracing } from '../rest-facade/src/http-tracing.js';
@@ -24,9 +24,9 @@ import { openDeps } from './deps.js';
  * credential that another gateway forwarded (`Authorization: Bearer`, or the session cookies), resolved as `/graphql`
  * resolves it, with the connection's peer (that gateway) as the client address. A plain `x-svc-caller` is never read.
  */
-async function callerOf(app: AppDeps, name: SubgraphName, key: readonly CryptoKey[], req: Request): Promise<AssertedCaller> {
+async function callerOf(app: AppDeps, verify: (token: string) => Promise<AssertedCaller>, req: Request): Promise<AssertedCaller> {
   const assertion = req.headers[CALLER_ASSERTION_HEADER];
-  if (assertion !== undefined) return verifyCallerAssertion(key, name, String(assertion));
+  if (assertion !== undefined) return verify(String(assertion));
   return { caller: await callerFromCredentials(app, req.headers), apiKey: null, clientAddress: req.socket.remoteAddress };
 }
 
@@ -78,10 +78,10 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
     }
     next();
   });
-  const assertionKey = await Promise.all(internalSecrets.map(callerAssertionKey));
+  const verify = assertionVerifier(await Promise.all(internalSecrets.map(callerAssertionKey)), name);
   http.use('/graphql', async (req, res, next) => {
     try {
-      res.locals.caller = await callerOf(app, name, assertionKey, req);
+      res.locals.caller = await callerOf(app, verify, req);
       next();
     } catch (error) {
       if (error instanceof AssertionRefused) unauthenticated(res, error.message);

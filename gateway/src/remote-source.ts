@@ -3,8 +3,8 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Headers, Pool, Response } from 'undici';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
-import { CALLER_ASSERTION_HEADER, callerAssertionKey, signCallerAssertion } from '../../subgraphs/kernel/caller-assertion.js';
-import { INTERNAL_SECRET_HEADER, requestScoped, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { type AssertedCaller, CALLER_ASSERTION_HEADER, callerAssertionKey, reusedAssertion } from '../../subgraphs/kernel/caller-assertion.js';
+import { INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
 import { inSpan, injectTraceHeaders, tracingOn } from '../../subgraphs/kernel/tracing.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -56,13 +56,14 @@ const isQuery = (document: string) => /^\s*(?:query\b|\{)/.test(document);
 
 /**
  * Calls a subgraph over HTTP, proving with the shared secret that it is the gateway and passing the caller (user,
- * session, Platform API key, client address) as an assertion signed for that subgraph (`caller-assertion.ts`), made
- * once per request and subgraph. A subgraph that refuses the connection, resets it, does not answer within
+ * session, Platform API key, client address) as an assertion signed for that subgraph (`caller-assertion.ts`), reused
+ * for the same caller for 10 s. A subgraph that refuses the connection, resets it, does not answer within
  * `timeoutMs` or answers 5xx gives `SERVICE_UNAVAILABLE`.
  */
 export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext> {
   private readonly options: RemoteSourceOptions;
-  private readonly assertionKey: Promise<CryptoKey>;
+  /** The caller's assertion for this subgraph, reused for the same caller for a few seconds (`reusedAssertion`). */
+  private readonly assertion: (who: AssertedCaller) => Promise<string>;
   /** Keep-alive connections to the subgraph (undici), closed by `close`. */
   private readonly pool: Pool;
   private readonly path: string;
@@ -70,7 +71,7 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
   constructor(options: RemoteSourceOptions) {
     super({ url: options.url });
     this.options = options;
-    this.assertionKey = callerAssertionKey(options.secret);
+    this.assertion = reusedAssertion(callerAssertionKey(options.secret), options.name);
     const url = new URL(options.url);
     this.pool = new Pool(url.origin, { keepAliveTimeout: 4_000 });
     this.path = url.pathname + url.search;
@@ -155,12 +156,10 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
     if (assertion) request.http?.headers.set(CALLER_ASSERTION_HEADER, await assertion);
   }
 
-  /** The request's assertion for this subgraph, signed at its first call (none when there is nothing to vouch for). */
+  /** The request's assertion for this subgraph (none when there is nothing to vouch for). */
   private assertionFor(context: RequestContext): Promise<string> | null {
     if (!context.caller && !context.apiKey && !context.clientAddress) return null;
-    return requestScoped(context, `callerAssertion:${this.options.name}`, async () =>
-      signCallerAssertion(await this.assertionKey, this.options.name, { caller: context.caller, apiKey: context.apiKey ?? null, clientAddress: context.clientAddress }),
-    );
+    return this.assertion({ caller: context.caller, apiKey: context.apiKey ?? null, clientAddress: context.clientAddress });
   }
 
   override didEncounterError(error: Error, _request: unknown, response?: { status: number }, context?: RequestContext): void {

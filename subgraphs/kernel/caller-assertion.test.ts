@@ -3,9 +3,12 @@ import { SignJWT } from 'jose';
 import {
   ASSERTION_CLOCK_TOLERANCE_SECONDS,
   ASSERTION_ISSUER,
+  ASSERTION_REUSE_SECONDS,
   ASSERTION_TTL_SECONDS,
   AssertionRefused,
+  assertionVerifier,
   callerAssertionKey,
+  reusedAssertion,
   signCallerAssertion,
   verifyCallerAssertion,
 } from './caller-assertion.js';
@@ -98,6 +101,39 @@ describe('caller assertion', () => {
       expect(await refuses(base({ sub: 'u' }).setIssuer(ASSERTION_ISSUER).setExpirationTime(at(3600)).sign(key))).toContain('ERR_CLAIMS_MALFORMED');
       expect(await refuses(base({ sub: 42 }).setIssuer(ASSERTION_ISSUER).sign(key))).toContain('ERR_CLAIMS_MALFORMED');
       expect(await refuses('not a jwt')).toContain('refused');
+    });
+  });
+
+  describe(reusedAssertion.name, () => {
+    it('gives the same caller the same assertion for 10 s, then a new one; another caller or subgraph its own', async () => {
+      const sign = reusedAssertion(callerAssertionKey(SECRET), 'identity');
+      const first = await sign(who, NOW);
+      expect(await sign(who, at(ASSERTION_REUSE_SECONDS - 1))).toBe(first);
+      const renewed = await sign(who, at(ASSERTION_REUSE_SECONDS));
+      expect(renewed).not.toBe(first);
+      // What it reuses still verifies for its whole reuse, with the rest of its lifetime to spare.
+      const key = await callerAssertionKey(SECRET);
+      expect(await verifyCallerAssertion(key, 'identity', first, at(ASSERTION_REUSE_SECONDS - 1 + ASSERTION_TTL_SECONDS - ASSERTION_REUSE_SECONDS))).toEqual(who);
+      const other = { ...who, caller: { userId: '22222222-2222-4222-8222-222222222222', sessionId: 'session-2' } };
+      expect(await sign(other, at(ASSERTION_REUSE_SECONDS + 1))).not.toBe(renewed);
+      expect(await verifyCallerAssertion(key, 'identity', await sign(other, at(ASSERTION_REUSE_SECONDS + 1)), at(ASSERTION_REUSE_SECONDS + 1))).toEqual(other);
+      expect(await sign({ ...who, clientAddress: '198.51.100.1' }, at(ASSERTION_REUSE_SECONDS + 1))).not.toBe(renewed);
+      await expect(verifyCallerAssertion(key, 'members', renewed, at(ASSERTION_REUSE_SECONDS))).rejects.toBeInstanceOf(AssertionRefused);
+    });
+  });
+
+  describe(assertionVerifier.name, () => {
+    it('answers an assertion it verified from memory until its exp, then refuses it as expired; a forged one is still refused', async () => {
+      const key = await callerAssertionKey(SECRET);
+      const verify = assertionVerifier([key], 'identity');
+      const token = await signCallerAssertion(key, 'identity', who, NOW);
+      expect(await verify(token, NOW)).toEqual(who);
+      expect(await verify(token, at(ASSERTION_TTL_SECONDS + ASSERTION_CLOCK_TOLERANCE_SECONDS))).toEqual(who);
+      await expect(verify(token, at(ASSERTION_TTL_SECONDS + ASSERTION_CLOCK_TOLERANCE_SECONDS + 1))).rejects.toThrow('ERR_JWT_EXPIRED');
+      // The same claims with another signature are checked anew, not taken from memory.
+      const [header, payload] = token.split('.');
+      await expect(verify(`${header}.${payload}.${'A'.repeat(43)}`, NOW)).rejects.toBeInstanceOf(AssertionRefused);
+      await expect(assertionVerifier([key], 'members')(token, NOW)).rejects.toBeInstanceOf(AssertionRefused);
     });
   });
 });

@@ -13,7 +13,7 @@ export const CALLER_ASSERTION_HEADER = 'x-svc-caller-assertion';
 export const ASSERTION_ISSUER = 'svc-gateway';
 /** `typ` of the assertion's JOSE header, so no other JWT signed with a key of the same secret can pass for one. */
 const ASSERTION_TYPE = 'svc-caller+jwt';
-/** Lifetime of one assertion: it is made per request, so it needs to outlive only that request's subgraph calls. */
+/** Lifetime of one assertion: the gateway reuses it for `ASSERTION_REUSE_SECONDS`, then it outlives that request's calls. */
 export const ASSERTION_TTL_SECONDS = 30;
 /** Clock difference between the gateway's and a subgraph's machine tolerated on `iat`/`exp`. */
 export const ASSERTION_CLOCK_TOLERANCE_SECONDS = 5;
@@ -108,5 +108,56 @@ export async function verifyCallerAssertion(key: CryptoKey | readonly CryptoKey[
     caller: sub ? { userId: sub, ...(sid ? { sessionId: sid } : {}) } : null,
     apiKey: apiKey ?? null,
     ...(addr ? { clientAddress: addr } : {}),
+  };
+}
+
+/** Assertions a subgraph process remembers as verified (by their exact text), at most. */
+export const VERIFIED_ASSERTIONS_KEPT = 10_000;
+
+/**
+ * `verifyCallerAssertion` for one subgraph (`audience`) that remembers what it verified: the same text again (the
+ * gateway reuses an assertion for its caller's next requests, see `reusedAssertion`) is answered without a second
+ * signature check until its `exp` (plus the clock tolerance), after which it is refused as expired. At most
+ * `VERIFIED_ASSERTIONS_KEPT` are remembered, the oldest forgotten first.
+ */
+export function assertionVerifier(key: CryptoKey | readonly CryptoKey[], audience: string): (token: string, now?: Date) => Promise<AssertedCaller> {
+  const verified = new Map<string, { who: AssertedCaller; exp: number }>();
+  return async (token, now = new Date()) => {
+    const known = verified.get(token);
+    if (known) {
+      if (now.getTime() / 1000 <= known.exp + ASSERTION_CLOCK_TOLERANCE_SECONDS) return known.who;
+      verified.delete(token);
+      throw new AssertionRefused('The caller assertion was refused (ERR_JWT_EXPIRED).');
+    }
+    const who = await verifyCallerAssertion(key, audience, token, now);
+    const exp = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp;
+    verified.set(token, { who, exp });
+    if (verified.size > VERIFIED_ASSERTIONS_KEPT) verified.delete(verified.keys().next().value!);
+    return who;
+  };
+}
+
+/** How long the gateway reuses an assertion it signed for the same caller and subgraph (of its `ASSERTION_TTL_SECONDS`). */
+export const ASSERTION_REUSE_SECONDS = 10;
+/** Assertions the gateway keeps for reuse per subgraph, at most. */
+export const SIGNED_ASSERTIONS_KEPT = 10_000;
+
+/**
+ * `signCallerAssertion` for one subgraph that reuses what it signed: the same caller (user, session, API key, client
+ * address) within `ASSERTION_REUSE_SECONDS` gets the same assertion, which then has at least 20 s of its 30 left: one
+ * HMAC per caller and subgraph every 10 s instead of one per request. At most `SIGNED_ASSERTIONS_KEPT` are kept.
+ */
+export function reusedAssertion(key: Promise<CryptoKey>, audience: string): (who: AssertedCaller, now?: Date) => Promise<string> {
+  const signed = new Map<string, { token: Promise<string>; at: number }>();
+  return (who, now = new Date()) => {
+    const id = JSON.stringify([who.caller?.userId ?? null, who.caller?.sessionId ?? null, who.apiKey ?? null, who.clientAddress ?? null]);
+    const kept = signed.get(id);
+    if (kept && now.getTime() - kept.at < ASSERTION_REUSE_SECONDS * 1000) return kept.token;
+    const token = key.then((k) => signCallerAssertion(k, audience, who, now));
+    token.catch(() => signed.delete(id));
+    signed.delete(id); // re-inserted last: the map's order is the order of signing, the oldest forgotten first
+    signed.set(id, { token, at: now.getTime() });
+    if (signed.size > SIGNED_ASSERTIONS_KEPT) signed.delete(signed.keys().next().value!);
+    return token;
   };
 }
