@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
 import { pino } from 'pino';
 import { createService } from '../server/service.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
 import { accessToken, createKey, createTribe, signupUser, unique, type TestUser } from './factory.js';
 import { ManualClock, sqlRows, startService, testConfig, waitFor, type TestService } from './support.js';
+import { startRedis } from './redis.js';
 import { subscribe, wsConnect } from './ws.js';
 
 interface Answer {
@@ -251,38 +250,6 @@ describe('GraphQL rate limit configuration', () => {
     expect(() => loadConfig({ GRAPHQL_COST_MAX_USER: '0', GRAPHQL_COST_RESTORE_ANONYMOUS: 'fast' })).toThrow(/GRAPHQL_COST_MAX_USER[\s\S]*GRAPHQL_COST_RESTORE_ANONYMOUS|GRAPHQL_COST_RESTORE_ANONYMOUS[\s\S]*GRAPHQL_COST_MAX_USER/);
   });
 });
-
-/** A Redis for the shared-bucket tests: TEST_REDIS_URL, or a private redis-server on a free port. */
-async function startRedis(): Promise<{ url: string; stop(): Promise<void> } | null> {
-  if (process.env.TEST_REDIS_URL) return { url: process.env.TEST_REDIS_URL, stop: async () => undefined };
-  if (spawnSync('redis-server', ['--version']).status !== 0) return null;
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  for (let i = 0; i < 50; i += 1) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  probe.disconnect();
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 describe('GraphQL rate limit shared through Redis (RATE_LIMIT_REDIS_URL)', () => {
   const time = new ManualClock();

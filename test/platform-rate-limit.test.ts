@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { ConfigError, loadConfig } from '../subgraphs/kernel/index.js';
 import { ALL_SCOPES, createKey, createTribe, signupUser, type CreatedKey, type TestUser } from './factory.js';
 import { platformGet, startService, type TestService } from './support.js';
+import { startRedis } from './redis.js';
 import { expectNoCorsOrRateHeaders, forbiddenBody, RATE_LIMITED, UNAUTHORIZED } from './expected.js';
 
 /** Sends `n` GETs with the key, `parallel` at a time, and returns their statuses. */
@@ -166,38 +165,6 @@ describe('Platform API rate limit configuration', () => {
     }
   });
 });
-
-/** A Redis for the shared-counter tests: TEST_REDIS_URL, or a private redis-server on a free port. */
-async function startRedis(): Promise<{ url: string; stop(): Promise<void> } | null> {
-  if (process.env.TEST_REDIS_URL) return { url: process.env.TEST_REDIS_URL, stop: async () => undefined };
-  if (spawnSync('redis-server', ['--version']).status !== 0) return null;
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  for (let i = 0; i < 50; i += 1) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  probe.disconnect();
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 describe('Platform API rate limit shared through Redis (RATE_LIMIT_REDIS_URL)', () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;

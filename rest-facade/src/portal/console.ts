@@ -213,31 +213,7 @@ const consolePage = (handle: string) =>
 export const SETTINGS_PATH = '/console/-/settings';
 
 const settingsSignInPage = () =>
-  page('Sign in: account settings', { page: 'signin' }, `<main id="main" class="narrow">
-<h1>Sign in to your account settings</h1>
-<p>Account settings hold your personal API keys of the resource API.</p>
-<p id="auth-status" class="status" role="status" aria-live="polite"></p>
-<form id="signin-form" class="card" novalidate>
-<h2>Sign in</h2>
-<label for="signin-email">Email</label>
-<input id="signin-email" name="email" type="email" autocomplete="username" required>
-<label for="signin-password">Password</label>
-<input id="signin-password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
-</form>
-<form id="signup-form" class="card" novalidate>
-<h2>New here? Create an account</h2>
-<label for="signup-email">Email</label>
-<input id="signup-email" name="email" type="email" autocomplete="email" required>
-<label for="signup-username">Username</label>
-<input id="signup-username" name="username" autocomplete="username" required>
-<label for="signup-name">Display name</label>
-<input id="signup-name" name="displayName" autocomplete="name" required>
-<label for="signup-password">Password</label>
-<input id="signup-password" name="password" type="password" autocomplete="new-password" required>
-<button type="submit">Create account</button>
-</form>
-</main>`);
+  signInShell('Sign in: account settings', { page: 'signin' }, 'Sign in to your account settings', 'Account settings hold your personal API keys of the resource API.');
 
 /** The account settings (spec 5.3, "created in the dashboard under admin settings"): the user's personal API keys. */
 const settingsPage = () =>
