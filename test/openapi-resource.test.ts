@@ -14,6 +14,7 @@ import { mediaRouter } from '../rest-facade/src/application/media.js';
 import { RESOURCE_OPENAPI } from '../rest-facade/src/resource/openapi.js';
 import { resourceErrors, resourceRouter } from '../rest-facade/src/resource/router.js';
 import { actor, type Actor } from './factory.js';
+import { mountedRoutes, type Layer } from './routes.js';
 import { bearer, startService, type TestService } from './support.js';
 
 const Ajv2020 = Ajv2020Module.default;
@@ -22,24 +23,8 @@ const addFormats = addFormatsModule.default;
 const doc = JSON.parse(JSON.stringify(RESOURCE_OPENAPI));
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
-  rawPath?: string;
-}
-
-/** `METHOD /path` of every route in an Express (router 2) stack, nested routers included; parameters as `{}`. */
-function mounted(stack: Layer[], prefix: string, out = new Set<string>()): Set<string> {
-  const at = (path: string | undefined) => (path === undefined || path === '/' ? prefix : `${prefix}${path}`);
-  for (const layer of stack) {
-    if (layer.route) {
-      for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.add(`${m.toUpperCase()} ${normal(at(layer.route.path))}`);
-    } else if (layer.handle?.stack) {
-      mounted(layer.handle.stack, at(layer.rawPath), out);
-    }
-  }
-  return out;
-}
+/** `METHOD /path` of every route in an Express stack; parameters as `{}`. */
+const mounted = (stack: Layer[], prefix: string, out?: Set<string>) => mountedRoutes(stack, prefix, normal, out);
 const normal = (path: string) => path.replace(/:\w+|\{\w+\}/g, '{}');
 
 const documented = () =>
