@@ -75,6 +75,10 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
   const direct = directPath(localSources);
   const caches = fetchCaches();
   const remoteSources: InternalRemoteSource[] = [];
+  // @apollo/gateway otherwise reports usage to Apollo (usage-reporting.api.apollographql.com, hourly) and, on each
+  // construction, probes the cloud metadata endpoints (169.254.169.254, 100.100.100.200, metadata.google.internal)
+  // for that report: the service sends nothing to a third party (test/outbound.test.ts). An explicit value is kept.
+  process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
