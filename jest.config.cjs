@@ -1,5 +1,6 @@
 /**
- * Jest in ESM mode (agenda and PGlite are ESM-only); ts-jest transpiles, `npm run typecheck` type-checks.
+ * Jest in ESM mode (agenda and PGlite are ESM-only); esbuild strips the types (test/esbuild-transform.cjs),
+ * `npm run typecheck` type-checks.
  *
  * Three tiers, each a Jest project (`npm test -- --selectProjects unit`):
  * - unit: pure logic beside its code (subgraphs/, verifier/test/), no database;
@@ -17,7 +18,7 @@ const shared = {
     '^@svc/webhook-verifier/(web|fetch|express)$': '<rootDir>/verifier/src/$1.ts',
   },
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
+    '^.+\\.ts$': '<rootDir>/test/esbuild-transform.cjs',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   // Each test file loads the whole service into the worker's module registry, and ESM module registries are not
