@@ -4,7 +4,7 @@ import pg from 'pg';
 import { MESSAGE_RATE_LIMITS } from '../subgraphs/engagement/index.js';
 import { REALTIME_CHANNEL } from '../subgraphs/realtime/index.js';
 import { createTribe, join, signupUser, UNKNOWN_ID, type TestUser } from './factory.js';
-import { countOf, failure, gql, ManualClock, ok, sqlRows, startService, TEST_DATABASE_URL, waitFor, type TestService } from './support.js';
+import { countOf, failure, gql, ManualClock, ok, sqlRows, startService, TEST_DATABASE_URL, waitFor, type TestService, tamperedCursor } from './support.js';
 
 const MESSAGE = 'id body createdAt editedAt deletedAt author { id } conversation { id }';
 const CONVERSATION = `id participants { id } unreadCount updatedAt createdAt lastMessage { id body }`;
@@ -293,7 +293,7 @@ describe('direct messages', () => {
       expect(failure(await gql(t, a, Q.messages, { c: ab.id, a: listCursor }))).toEqual(invalidCursor);
       expect(failure(await gql(t, a, Q.conversations, { a: abCursor }))).toEqual(invalidCursor);
       expect(failure(await gql(t, a, Q.conversations, { a: bListCursor }))).toEqual(invalidCursor);
-      expect(failure(await gql(t, a, Q.messages, { c: ab.id, a: `${abCursor.slice(0, -2)}AA` }))).toEqual(invalidCursor);
+      expect(failure(await gql(t, a, Q.messages, { c: ab.id, a: tamperedCursor(abCursor) }))).toEqual(invalidCursor);
     });
   });
 

@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { consumeNotifications, consumeOutbox, runFanouts, setEmailPreference, unreadForEmailDigest } from '../subgraphs/engagement/index.js';
 import { createPost, createTribe, crew, join, refreshToken, setRole, signupUser, staffedTribe, unique, UNKNOWN_ID, type TestUser } from './factory.js';
 import { JOB_EVENT_REMINDERS, JOB_NOTIFICATIONS_CONSUME } from '../jobs/src/worker.js';
-import { bearer, countOf, failure, gql, isolatedDatabase, movableClock, ok, sqlRows, startService, waitFor, type TestService } from './support.js';
+import { bearer, countOf, failure, gql, isolatedDatabase, movableClock, ok, sqlRows, startService, waitFor, type TestService, tamperedCursor } from './support.js';
 
 const NODE = 'id kind read createdAt updatedAt community { id } actors { id } actorCount text postId post { id } commentId eventId winId courseId conversationId reaction role';
 const Q = {
@@ -441,7 +441,7 @@ describe('notifications', () => {
       const p3 = await list(w.owner, { f: 2, a: p2.pageInfo.endCursor });
       expect(p3.pageInfo.hasNextPage).toBe(false);
       expect([...p1.edges, ...p2.edges, ...p3.edges].map((e: any) => e.node.id)).toEqual(all.map((n: any) => n.id));
-      const bad = p1.pageInfo.endCursor.slice(0, -2) + (p1.pageInfo.endCursor.endsWith('AA') ? 'BB' : 'AA');
+      const bad = tamperedCursor(p1.pageInfo.endCursor);
       expect(failure(await gql(t, w.owner, Q.list, { f: 2, a: bad }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_cursor' });
       expect(failure(await gql(t, w.owner, Q.list, { f: 2, a: p1.pageInfo.endCursor, u: true }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_cursor' });
       expect(failure(await gql(t, w.member, Q.list, { f: 2, a: p1.pageInfo.endCursor }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_cursor' });

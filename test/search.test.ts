@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'drizzle-orm';
 import { createTribe, join, setRole, signupUser, unique, type TestUser } from './factory.js';
-import { gql, sqlRows, startService, type TestService, ok, failure } from './support.js';
+import { gql, sqlRows, startService, type TestService, ok, failure, tamperedCursor } from './support.js';
 
 
 const SEARCH = `query($q: String!, $c: ID, $first: Int, $after: String) {
@@ -302,7 +302,7 @@ describe('search', () => {
       const refused = async (as: TestUser | null, vars: { q: string; c?: string; after: string }) =>
         expect(failure(await search(as, { first: 1, ...vars }))).toEqual({ code: 'BAD_USER_INPUT', reason: 'invalid_cursor' });
       await refused(w.member, { q: term, c: w.open.id, after: 'garbage' });
-      await refused(w.member, { q: term, c: w.open.id, after: `${first.slice(0, -2)}xx` });
+      await refused(w.member, { q: term, c: w.open.id, after: tamperedCursor(first) });
       await refused(w.member, { q: `${term} other`, c: w.open.id, after: first });
       await refused(w.member, { q: term, after: first });
       await refused(w.moderator, { q: term, c: w.open.id, after: first });

@@ -120,6 +120,16 @@ export async function isolatedDatabase(options: { empty?: boolean } = {}): Promi
 // ---------------------------------------------------------------------------------------------------------
 // Clients: SQL, GraphQL, the Platform and resource APIs
 
+/**
+ * A signed cursor (`payload.mac`, kernel/connection.ts) with one character of its MAC changed where all six bits are
+ * data: the last base64url character of a 32-byte MAC carries two unused bits, so changing only the end of a cursor can
+ * leave the decoded MAC as it was (and the cursor valid), now and then.
+ */
+export function tamperedCursor(cursor: string): string {
+  const at = cursor.indexOf('.') + 11;
+  return cursor.slice(0, at) + (cursor[at] === 'A' ? 'B' : 'A') + cursor.slice(at + 1);
+}
+
 /** Rows of a SQL query on the service's database. */
 export async function sqlRows<T = Record<string, any>>(t: TestService, query: SQL): Promise<T[]> {
   return ((await t.deps.database.db.execute(query)) as unknown as { rows: T[] }).rows;
