@@ -183,8 +183,9 @@ describe('wallet', () => {
     it('a refund after the hold takes from available; a refund id recorded twice counts once', async () => {
       const s = await tribeWithAvailable(1);
       expect(await balance(s)).toMatchObject({ pending: 0, available: SHARE });
-      const first = await refund(s.orderIds[0], 1000, 're_same');
-      const again = await refund(s.orderIds[0], 1000, 're_same');
+      const refundId = `re_${unique()}`; // a provider's refund id is unique across orders: a new one each run
+      const first = await refund(s.orderIds[0], 1000, refundId);
+      const again = await refund(s.orderIds[0], 1000, refundId);
       expect(first).toMatchObject({ created: true, amount: 1000, feeAmount: 50, tribeAmount: 950, from: 'tribe_available' });
       expect(again).toMatchObject({ created: false, transactionId: first.transactionId, amount: 1000, tribeAmount: 950 });
       expect(await balance(s)).toMatchObject({ pending: 0, available: SHARE - 950 });
