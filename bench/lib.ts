@@ -162,3 +162,35 @@ export function report(name: string, subject: LoadResult, anchor: LoadResult, go
   console.log(`  ratio  : ${ratio.toFixed(3)}${goal ? ` (goal >= ${goal})` : ''}`);
   console.log(`  p99    : ${subject.p99} ms vs anchor ${anchor.p99} ms at 16 connections, ${(subject.p99 / anchor.p99).toFixed(2)}x${goal ? ' (goal <= 2x)' : ''}`);
 }
+
+/**
+ * The posts list the profiling scripts load (bench/profile-posts.ts, bench/cpu-per-request.ts), seeded like
+ * bench/posts.bench.ts: ten authors, a tribe, 500 posts, fresh statistics; its URL and the first author's access token.
+ */
+export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ token: string; url: string }> {
+  const json = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    return (await res.json()) as any;
+  };
+  const tag = randomBytes(4).toString('hex');
+  const authors: string[] = [];
+  for (let i = 0; i < 10; i += 1) {
+    const body = { email: `prof_${tag}_${i}@example.com`, password: 'bench-password-1', username: `prof_${tag}_${i}`, displayName: `Prof ${i}` };
+    authors.push((await json('/auth/signup', { method: 'POST', body: JSON.stringify(body) })).user.id);
+  }
+  const login = await json('/v1/auth/login', { method: 'POST', body: JSON.stringify({ email: `prof_${tag}_0@example.com`, password: 'bench-password-1' }) });
+  const token: string = login.data.access_token;
+  const tribe = await json('/v1/communities', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: `Prof ${tag}`, handle: `prof-${tag}` }),
+  });
+  await pool.query(
+    `insert into posts (community_id, author_id, body, published_at, created_at)
+     select $1, ($2::uuid[])[1 + (g % 10)], '<p>post ' || g || '</p>', now(), now() - (g || ' seconds')::interval
+     from generate_series(1, 500) g`,
+    [tribe.data.id, authors],
+  );
+  await pool.query('analyze posts, users'); // as bench/posts.bench.ts: plans for the rows it reads
+  return { token, url: `${base}/v1/communities/${tribe.data.id}/posts?per_page=50` };
+}
