@@ -79,6 +79,33 @@ describe('Application API auth', () => {
       expect(sessions[0].token_hash).not.toBe(token);
     });
 
+    it("hashes at the configured cost (OWASP's argon2id minimum by default); a hash of another cost still signs in", async () => {
+      // The suite's services hash at the cheapest cost (test/support.ts); this one at the default, on the same database.
+      const owasp = await startService({ PASSWORD_HASH_MEMORY_KIB: '19456', PASSWORD_HASH_ITERATIONS: '2' });
+      try {
+        const strong = signupBody();
+        const created = await owasp.api.post('/auth/signup').send(strong);
+        expect(created.status).toBe(201);
+        const cheap = signupBody();
+        expect((await t.api.post('/auth/signup').send(cheap)).status).toBe(201);
+        const hashes = await query(t, sql`select email, password_hash from users where email in (${strong.email}, ${cheap.email})`);
+        const hashOf = (email: string) => hashes.find((row) => row.email === email)?.password_hash;
+        expect(hashOf(strong.email)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+        expect(hashOf(cheap.email)).toMatch(/^\$argon2id\$v=19\$m=64,t=1,p=1\$/);
+        // Each service verifies the other's hashes: a hash carries its own parameters.
+        expect((await t.api.post('/auth/login').send({ email: strong.email, password: PASSWORD })).status).toBe(200);
+        expect((await owasp.api.post('/auth/login').send({ email: cheap.email, password: PASSWORD })).status).toBe(200);
+        const wrong = await t.api.post('/auth/login').send({ email: strong.email, password: `${PASSWORD}!` });
+        expect(wrong.status).toBe(401);
+        expect(wrong.body.error).toBe('invalid_credentials');
+        const unknown = await owasp.api.post('/auth/login').send({ email: `nobody_${unique()}@example.com`, password: PASSWORD });
+        expect(unknown.status).toBe(401);
+        expect(unknown.body.error).toBe('invalid_credentials');
+      } finally {
+        await owasp.stop();
+      }
+    });
+
     it.each([
       ['no @', 'not-an-email'],
       ['no domain', 'someone@'],

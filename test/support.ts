@@ -48,6 +48,9 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS: '1000000',
     SIGN_IN_FAILURES_PER_ACCOUNT: '1000000',
     SIGN_IN_FAILURES_PER_ADDRESS: '1000000',
+    // Every file signs up and signs in many users: argon2id at its cheapest instead of OWASP's cost (a tenth of the
+    // suite's CPU went to hashing), except as production, which refuses it; test/app-auth.test.ts checks the default.
+    ...(overrides.NODE_ENV === 'production' ? {} : { PASSWORD_HASH_MEMORY_KIB: '64', PASSWORD_HASH_ITERATIONS: '1' }),
     // Files upload many images a minute as one user: test/upload-limits.test.ts sets the upload limits it tests.
     MEDIA_UPLOADS_PER_MINUTE: '1000000',
     MEDIA_DAILY_UPLOAD_MB: '100000000',

@@ -1,6 +1,5 @@
 // Email verification and password reset: one-time tokens mailed as links. A token is 32 random bytes (base64url); only
 // its SHA-256 is stored; it works once and expires (verification 24 hours, reset 30 minutes, by the app clock).
-import { hash } from '@node-rs/argon2';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -20,7 +19,8 @@ import { enqueueMail } from '../mail/index.js';
 import { checkNewPassword } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import type { User } from './identity.repository.js';
-import { ARGON2, announceSignedOut } from './identity.service.js';
+import { announceSignedOut } from './identity.service.js';
+import { hashPassword } from './passwords.js';
 import { takeResetAttempt } from './sign-in-throttle.js';
 
 /** How long a verification link works. */
@@ -173,7 +173,7 @@ export async function resetPassword(app: AppDeps, raw: unknown, from: string | u
   const now = app.clock();
   if (row.expiresAt <= now) throw expiredToken();
   checkNewPassword(input.newPassword, 'newPassword');
-  const passwordHash = await hash(input.newPassword, ARGON2);
+  const passwordHash = await hashPassword(app.config.passwordHashing, input.newPassword);
   const done = await db.transaction(async (tx) => {
     if (!(await repo.useEmailToken(tx, row.id, now))) return false;
     await repo.useAllEmailTokens(tx, row.userId, 'reset_password', now);

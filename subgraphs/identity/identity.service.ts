@@ -1,4 +1,3 @@
-import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { SignJWT, createRemoteJWKSet, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 
 type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
@@ -27,16 +26,12 @@ import {
 import { publish } from '../realtime/index.js';
 import { PASSWORD_LIMITS, checkNewPassword, displayNameRule, isUploadPath, parseProfileChanges } from './identity.profile.js';
 import * as repo from './identity.repository.js';
+import { checkPasswordHash, hashPassword } from './passwords.js';
 import type { User } from './identity.repository.js';
 import { takeSignInAttempt } from './sign-in-throttle.js';
 import { rememberedClaims, rememberToken } from './verified-tokens.js';
 
 export type { User } from './identity.repository.js';
-
-/** Argon2id (`Algorithm.Argon2id` is a const enum, which isolated modules cannot read). */
-export const ARGON2 = { algorithm: 2 as Algorithm };
-/** Verified against when the email is unknown, so a wrong email costs the same time as a wrong password. */
-const dummyHash = hash('not-a-real-password-0000', ARGON2);
 
 const email = z.string().trim().max(254).email();
 /** The sign-up rules (docs/sign-up.md; the Application API's OpenAPI states them as schema constraints). */
@@ -82,7 +77,7 @@ export async function createAccount(
   if (!email.safeParse(input.email).success) throw invalidField('invalid_email', 'email', `must be ${SIGNUP_RULES.email}`);
   checkNewPassword(input.password);
   if (!USERNAME.test(input.username)) throw invalidField('invalid_username', 'username', SIGNUP_RULES.username);
-  const passwordHash = await hash(input.password, ARGON2);
+  const passwordHash = await hashPassword(app.config.passwordHashing, input.password);
   try {
     const user = await app.database.db.transaction(async (tx) => {
       const created = await repo.insertUser(tx, {
@@ -113,8 +108,8 @@ export async function checkPassword(app: AppDeps, raw: unknown, from: string | u
   const input = parseInput(loginInput, raw);
   const attempt = await takeSignInAttempt(app, input.email, from);
   const found = await repo.findUserByEmail(app.database.db, input.email.trim());
-  const ok = await verify(found?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
-  if (!found || !found.passwordHash || !ok) throw new DomainError('unauthenticated', 'invalid_credentials', 'Email or password is wrong.');
+  const ok = await checkPasswordHash(app.config.passwordHashing, found?.passwordHash, input.password);
+  if (!found || !ok) throw new DomainError('unauthenticated', 'invalid_credentials', 'Email or password is wrong.');
   await attempt.proved();
   // Only someone who knows the password learns that the account is suspended.
   await refuseSuspended(app, found.id);
@@ -260,10 +255,10 @@ export async function changePassword(ctx: RequestContext, raw: unknown): Promise
   // A stolen session must not become a way to guess the password: the sign-in counters of the account apply.
   const attempt = await takeSignInAttempt(ctx.app, account?.email ?? userId, ctx.clientAddress);
   const stored = account?.passwordHash;
-  const ok = await verify(stored ?? (await dummyHash), input.currentPassword).catch(() => false);
-  if (!stored || !ok) throw invalid('wrong_password', 'currentPassword is wrong.', [{ field: 'currentPassword', message: 'is wrong' }]);
+  const ok = await checkPasswordHash(ctx.app.config.passwordHashing, stored, input.currentPassword);
+  if (!ok) throw invalid('wrong_password', 'currentPassword is wrong.', [{ field: 'currentPassword', message: 'is wrong' }]);
   await attempt.proved();
-  const passwordHash = await hash(input.newPassword, ARGON2);
+  const passwordHash = await hashPassword(ctx.app.config.passwordHashing, input.newPassword);
   const now = ctx.app.clock();
   await db.transaction(async (tx) => {
     await repo.setPasswordHash(tx, userId, passwordHash);

@@ -57,6 +57,15 @@ const emailList = z.string().transform((raw, ctx) => {
   return emails;
 });
 
+/** Argon2id's cost for passwords (subgraphs/identity/passwords.ts), one lane. */
+export interface PasswordHashing {
+  memoryKib: number;
+  iterations: number;
+}
+
+/** OWASP's minimum for argon2id (19 MiB, 2 iterations, one lane): the defaults, and production's floor. */
+export const OWASP_ARGON2ID: Readonly<PasswordHashing> = { memoryKib: 19_456, iterations: 2 };
+
 const schema = z
   .object({
     PORT: int(0, 65535).default(4000),
@@ -139,6 +148,8 @@ const schema = z
     SIGN_IN_FAILURES_PER_ACCOUNT: int(1, 1_000_000).default(20),
     SIGN_IN_FAILURES_PER_ADDRESS: int(1, 1_000_000).default(50),
     NEW_MEMBER_POST_LIMIT: int(0, 1_000).default(3),
+    PASSWORD_HASH_MEMORY_KIB: int(8, 4_194_304).default(OWASP_ARGON2ID.memoryKib),
+    PASSWORD_HASH_ITERATIONS: int(1, 100).default(OWASP_ARGON2ID.iterations),
     SUPPORT_OPEN_TICKETS_PER_USER: int(1, 10_000).default(10),
     SUPPORT_TICKETS_PER_HOUR: int(1, 10_000).default(5),
     PLATFORM_ADMIN_EMAILS: emailList.default([]),
@@ -166,6 +177,12 @@ const schema = z
     }
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: 'custom', path: ['HTTP_HEADERS_TIMEOUT_MS'], message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS' });
+    }
+    if (c.NODE_ENV === 'production' && c.PASSWORD_HASH_MEMORY_KIB < OWASP_ARGON2ID.memoryKib) {
+      ctx.addIssue({ code: 'custom', path: ['PASSWORD_HASH_MEMORY_KIB'], message: `must be at least ${OWASP_ARGON2ID.memoryKib} in production (OWASP's minimum for argon2id)` });
+    }
+    if (c.NODE_ENV === 'production' && c.PASSWORD_HASH_ITERATIONS < OWASP_ARGON2ID.iterations) {
+      ctx.addIssue({ code: 'custom', path: ['PASSWORD_HASH_ITERATIONS'], message: `must be at least ${OWASP_ARGON2ID.iterations} in production (OWASP's minimum for argon2id)` });
     }
     if (c.SUBGRAPH_URLS && !c.INTERNAL_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['INTERNAL_SECRET'], message: 'is required when SUBGRAPH_URLS is set' });
@@ -266,6 +283,12 @@ export interface AppConfig {
    * a limit, `too_many_attempts` (429 with `Retry-After`, RATE_LIMITED on GraphQL).
    */
   signIn: { windowSeconds: number; perAccountAddress: number; perAccount: number; perAddress: number };
+  /**
+   * Argon2id's cost for passwords: `PASSWORD_HASH_MEMORY_KIB` (19,456 KiB) and `PASSWORD_HASH_ITERATIONS` (2), OWASP's
+   * minimum, below which `NODE_ENV=production` does not start. Each hash carries its parameters: changing them
+   * re-hashes nothing, and older hashes still verify.
+   */
+  passwordHashing: PasswordHashing;
   /** `NEW_MEMBER_POST_LIMIT`: the automod `newMemberPostLimit` of a tribe that never set its own (default 3). */
   automod: { newMemberPostLimit: number };
   /**
@@ -475,6 +498,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perAccount: e.SIGN_IN_FAILURES_PER_ACCOUNT,
       perAddress: e.SIGN_IN_FAILURES_PER_ADDRESS,
     }),
+    passwordHashing: Object.freeze({ memoryKib: e.PASSWORD_HASH_MEMORY_KIB, iterations: e.PASSWORD_HASH_ITERATIONS }),
     automod: Object.freeze({ newMemberPostLimit: e.NEW_MEMBER_POST_LIMIT }),
     support: Object.freeze({ openTicketsPerUser: e.SUPPORT_OPEN_TICKETS_PER_USER, ticketsPerHour: e.SUPPORT_TICKETS_PER_HOUR }),
     platformAdminEmails: Object.freeze([...e.PLATFORM_ADMIN_EMAILS]),

@@ -3,7 +3,7 @@ export * from './context.js';
 export * from './paging.js';
 export * from './validate.js';
 export { acceptedSecrets, loadConfig, ConfigError } from './config.js';
-export type { AppConfig } from './config.js';
+export type { AppConfig, PasswordHashing } from './config.js';
 export * from './tokens.js';
 export { addressKey } from './client-address.js';
 export { SCOPES, requireScope } from './scopes.js';
