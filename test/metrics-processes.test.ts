@@ -89,6 +89,16 @@ onPostgres('metrics of the worker and subgraph processes', () => {
       const name = 'svc_http_request_duration_seconds_count';
       expect(value(after, name, labels) - value(before, name, labels)).toBe(1);
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      // That 404 came from Express's final handler, outside every router: counted as `unmatched`, and the process
+      // still answers (observing it once threw in the response's `finish` event and ended the process).
+      const later = await scrape(metricsPort);
+      expect(value(later, name, { surface: 'application', route: 'unmatched', method: 'GET', status_class: '4xx' })).toBe(1);
+      const again = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-internal-secret': secret },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect(again.status).toBe(200);
     }, 60_000);
   });
 });

@@ -20,7 +20,8 @@ const MOUNT_PARAMETER = /^((?:\/v1)?\/communities\/)[^/]+(\/webhooks)/;
  * (404) is `unmatched`.
  */
 export function routeOf(req: Request): string {
-  const base = req.baseUrl.replace(MOUNT_PARAMETER, '$1:handle$2');
+  // Unset once the request has left every router: Express's final handler answered (a subgraph process's 404).
+  const base = (req.baseUrl ?? '').replace(MOUNT_PARAMETER, '$1:handle$2');
   const route = req.route as { path?: unknown } | undefined;
   if (route?.path !== undefined) return base + String(route.path);
   return base || 'unmatched';
