@@ -27,17 +27,23 @@ const shared = {
   workerIdleMemoryLimit: '500MB',
 };
 
+const { GROUP_COUNT, PROCESS_FILES, namesTestFile, serviceFiles } = require('./test/groups.cjs');
+
 const PROCESSES = [
   '<rootDir>/test/faults/**/*.test.ts',
   '<rootDir>/test/browser/**/*.test.ts',
-  '<rootDir>/test/split.test.ts',
-  '<rootDir>/test/realtime-processes.test.ts',
-  '<rootDir>/test/start-stop.test.ts',
-  '<rootDir>/test/data-dir-lock.test.ts',
-  '<rootDir>/test/metrics-processes.test.ts',
-  '<rootDir>/test/tracing-processes.test.ts',
+  ...PROCESS_FILES.map((name) => `<rootDir>/test/${name}`),
   '<rootDir>/verifier/test/package.smoke.test.ts',
 ];
+
+// The service tier's files in groups that share a module registry (test/groups.cjs), but each file alone when Jest's
+// command line names one (`npm test -- test/comments.test.ts`).
+const SERVICE = namesTestFile(process.argv.slice(2))
+  ? ['<rootDir>/test/*.test.ts']
+  : [
+      ...Array.from({ length: GROUP_COUNT }, (_, i) => `<rootDir>/test/groups/${String(i + 1).padStart(2, '0')}.test.ts`),
+      ...serviceFiles().alone.map((name) => `<rootDir>/test/${name}`),
+    ];
 
 module.exports = {
   // A test or hook that starts a service and runs a small flow takes seconds; on a loaded 2-core CI machine it has
@@ -57,8 +63,8 @@ module.exports = {
     {
       ...shared,
       displayName: 'service',
-      testMatch: ['<rootDir>/test/*.test.ts'],
-      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '/test/split\\.test\\.ts$', '/test/realtime-processes\\.test\\.ts$', '/test/start-stop\\.test\\.ts$', '/test/data-dir-lock\\.test\\.ts$', '/test/metrics-processes\\.test\\.ts$', '/test/tracing-processes\\.test\\.ts$'],
+      testMatch: SERVICE,
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, ...PROCESS_FILES.map((name) => `/test/${name.replace(/[.]/g, '\\.')}$`)],
     },
     { ...shared, displayName: 'processes', testMatch: PROCESSES },
   ],

@@ -82,7 +82,7 @@ describe('_entities: the same answers as @apollo/subgraph', () => {
   });
 
   it('compiled (graphql-jit, as the fast paths run a fetch document that comes back) it answers as graphql-js does', async () => {
-    const source = new LocalSubgraphSource(buildSubgraph('identity'));
+    const source = new LocalSubgraphSource(buildSubgraph('identity'), 'identity');
     const query = 'query($representations:[_Any!]!){_entities(representations:$representations){...on User{username displayName}}}';
     const representations = [other.id, UNKNOWN_ID, owner.id].map((id) => ({ __typename: 'User', id }));
     const expected = {
