@@ -1,13 +1,36 @@
 // Smoke tests of the BUILT package, loaded the way receivers load it: by name, through the exports map.
-import { describe, it, expect, beforeAll } from '@jest/globals';
+//
+// The package is built in a temporary copy, never in verifier/dist: `npm start`'s build (test/start-stop.test.ts,
+// another Jest worker) builds verifier/dist too, and two builds there at once break each other (one removes the
+// folder while the other writes it).
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const sourceDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const rootModules = resolve(sourceDir, '..', 'node_modules');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+
+/**
+ * A copy of the package's sources and test projects, whose node_modules holds only what its build needs (`tsc`, Node's
+ * types) and the package itself under its name, so that the test projects load this copy's build.
+ */
+function packageCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'verifier-smoke-'));
+  for (const entry of ['package.json', 'README.md', 'src', 'scripts', 'test-projects', 'tsconfig.json', 'tsconfig.esm.json', 'tsconfig.cjs.json']) {
+    cpSync(join(sourceDir, entry), join(dir, entry), { recursive: true });
+  }
+  mkdirSync(join(dir, 'node_modules', '@svc'), { recursive: true });
+  for (const name of ['.bin', 'typescript', '@types']) symlinkSync(join(rootModules, name), join(dir, 'node_modules', name));
+  symlinkSync(dir, join(dir, 'node_modules', '@svc', 'webhook-verifier'));
+  return dir;
+}
+
+const pkgDir = packageCopy();
 // Children run without jest's --experimental-vm-modules.
 const env = { ...process.env, NODE_OPTIONS: '' };
 
@@ -41,6 +64,7 @@ describe('built package', () => {
   beforeAll(() => {
     execFileSync('npm', ['run', 'build'], { cwd: pkgDir, env, stdio: 'pipe' });
   }, 120_000);
+  afterAll(() => rmSync(pkgDir, { recursive: true, force: true }));
 
   it('has no runtime dependencies and marks each build with its module type', () => {
     const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
