@@ -16,7 +16,19 @@ const { readdirSync, readFileSync, statSync } = require('node:fs');
 const { join } = require('node:path');
 
 const TEST_DIR = __dirname;
-const GROUP_COUNT = 16;
+/** The group files there are (test/groups/01 to 16.test.ts). */
+const GROUP_FILES = 16;
+/**
+ * `TEST_GROUPS` (1 to 16, default 16) deals the files to fewer groups: each file gets other neighbours, which shows a
+ * test that passes only after, or only without, what another file leaves in the process (a module's cache, a metric).
+ */
+const GROUP_COUNT = (() => {
+  const asked = process.env.TEST_GROUPS;
+  if (asked === undefined || asked === '') return GROUP_FILES;
+  const n = Number(asked);
+  if (!Number.isInteger(n) || n < 1 || n > GROUP_FILES) throw new Error(`TEST_GROUPS must be an integer from 1 to ${GROUP_FILES}, got "${asked}"`);
+  return n;
+})();
 
 /** The files of test/ itself that belong to the processes tier (they start processes of their own). */
 const PROCESS_FILES = ['split.test.ts', 'realtime-processes.test.ts', 'start-stop.test.ts', 'data-dir-lock.test.ts', 'metrics-processes.test.ts', 'tracing-processes.test.ts'];

@@ -22,7 +22,8 @@ describe('reference pages in a browser', () => {
 
   const open = async (path: string) => {
     const opened = await newPage(browser, { baseURL });
-    opened.context.setDefaultTimeout(15_000);
+    // GraphiQL's and Scalar's bundles start slowly while both cores are busy with the suite (15 s was once too short).
+    opened.context.setDefaultTimeout(40_000);
     opened.page.on('request', (r) => requested.push(r.url()));
     const res = await opened.page.goto(path);
     expect(res?.status()).toBe(200);
