@@ -21,6 +21,8 @@ const dummies = new Map<string, Promise<string>>();
 export async function checkPasswordHash(cost: PasswordHashing, stored: string | null | undefined, password: string): Promise<boolean> {
   const key = `${cost.memoryKib}:${cost.iterations}`;
   if (!dummies.has(key)) dummies.set(key, hashPassword(cost, 'not-a-real-password-0000'));
-  const ok = await verify(stored ?? (await dummies.get(key)!), password).catch(() => false);
+  // Awaited either way, so that the first check of a process waits for the dummy whether or not the account exists.
+  const dummy = await dummies.get(key)!;
+  const ok = await verify(stored ?? dummy, password).catch(() => false);
   return ok && Boolean(stored);
 }
