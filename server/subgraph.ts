@@ -5,9 +5,10 @@ import express, { type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { GraphQLError } from 'graphql';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../subgraphs/index.js';
 import { toSubgraphError } from '../subgraphs/kernel/graphql-errors.js';
-import { createLogger, currentRequestId, WELL_FORMED_REQUEST_ID, withRequestId } from '../subgraphs/kernel/logging.js';
+import { createLogger, WELL_FORMED_REQUEST_ID } from '../subgraphs/kernel/logging.js';
 import { serveMetrics } from '../subgraphs/kernel/metrics.js';
 import { operationTypePlugin } from '../subgraphs/kernel/operation.js';
 import { type AppConfig, type AppDeps, type RequestContext, INTERNAL_SECRET_HEADER, acceptedSecrets, loadConfig, safeEqual } from '../subgraphs/kernel/index.js';
@@ -44,13 +45,21 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
   const log = createLogger(config.logLevel).child({ subgraph: name });
   const opened = await openDeps(config, { log });
   const app = opened.deps;
+  // An error is mapped (and an unexpected one logged) where the request's context, and so its id, is known; the
+  // answer's `formatError`, which Apollo Server gives no context, reads the mapping.
+  const mappedErrors = new WeakMap<object, GraphQLError>();
+  const errorListener = {
+    async didEncounterErrors({ errors, contextValue }: { errors: readonly GraphQLError[]; contextValue: RequestContext }) {
+      for (const error of errors) mappedErrors.set(error, toSubgraphError(error, log, contextValue.requestId));
+    },
+  };
   const server = new ApolloServer<RequestContext>({
     schema: buildSubgraph(name),
     includeStacktraceInErrorResponses: false,
-    plugins: [ApolloServerPluginInlineTraceDisabled(), operationTypePlugin],
+    plugins: [ApolloServerPluginInlineTraceDisabled(), operationTypePlugin, { requestDidStart: async () => errorListener }],
     logger: log,
     formatError: (formatted, error) => {
-      const mapped = toSubgraphError(error as any, log, currentRequestId() ?? '');
+      const mapped = mappedErrors.get(error as object) ?? toSubgraphError(error as GraphQLError, log, '');
       return { message: mapped.message, path: formatted.path, extensions: mapped.extensions };
     },
   });
@@ -66,7 +75,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
     const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
-    withRequestId(id, next);
+    next();
   });
   http.use('/graphql', (req, res, next) => {
     const secret = req.headers[INTERNAL_SECRET_HEADER];

@@ -18,7 +18,11 @@ describe('request ids', () => {
   let t: TestService;
 
   beforeAll(async () => {
-    const config = testConfig({ LOG_LEVEL: 'debug', STRIPE_WEBHOOK_SECRET: 'whsec_request_ids_0123456789abcdef' });
+    const config = testConfig({
+      LOG_LEVEL: 'debug',
+      STRIPE_WEBHOOK_SECRET: 'whsec_request_ids_0123456789abcdef',
+      IDP_WEBHOOK_SECRET: `whsec_${Buffer.from('request ids: identity webhooks!!').toString('base64')}`,
+    });
     const service = await createService(config, { log: createLogger('debug', sink) });
     t = Object.assign(service, { api: request(service.http) });
   });
@@ -86,6 +90,29 @@ describe('request ids', () => {
     const refused = lines.filter((l) => l.msg === 'stripe webhook refused: bad signature');
     expect(refused.map((l) => l.requestId)).toEqual(['stripe-log-1']);
     expect(lines.filter((l) => l.msg === 'request completed').map((l) => l.requestId)).toEqual(['stripe-log-1', 'other-1']);
+    const completed = lines.find((l) => l.msg === 'request completed')!;
+    expect(completed).toMatchObject({ level: 30, req: { id: 'stripe-log-1', method: 'POST', url: '/webhooks/payments/stripe' }, res: { statusCode: 400 } });
+    expect(completed.responseTime).toEqual(expect.any(Number));
+  });
+
+  it("the identity webhook's own lines carry the id of the request they were written for, and no other line does", async () => {
+    lines.length = 0;
+    const refused = t.api
+      .post('/webhooks/identity')
+      .set('x-request-id', 'idp-log-1')
+      .set({ 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' })
+      .set('content-type', 'application/json')
+      .send('{}');
+    // Another request at the same time: its lines must not take this one's id.
+    const [res] = await Promise.all([refused, t.api.get('/healthz?token=secret').set('x-request-id', 'idp-other-1')]);
+    expect(res.status).toBe(400);
+    const own = lines.filter((l) => l.msg === 'identity webhook refused: bad signature');
+    expect(own.map((l) => [l.requestId, l.level])).toEqual([['idp-log-1', 40]]);
+    const byRequest = (id: string) => lines.filter((l) => l.requestId === id).map((l) => l.msg).sort();
+    expect(byRequest('idp-log-1')).toEqual(['identity webhook refused: bad signature', 'request completed']);
+    expect(byRequest('idp-other-1')).toEqual(['request completed']);
+    // The query is not logged: it may carry what is not for logs.
+    expect(lines.find((l) => l.requestId === 'idp-other-1')!.req.url).toBe('/healthz');
   });
 
   it('a subgraph served alone answers with the id the gateway sent', async () => {

@@ -18,7 +18,7 @@ import { HttpError, toHttpError } from './errors.js';
 import { httpMetrics } from './http-metrics.js';
 import { httpTracing } from './http-tracing.js';
 import { tracingOn } from '../../subgraphs/kernel/tracing.js';
-import { requestLogging } from './http.js';
+import { requestLog, requestLogging } from './http.js';
 import { graphqlContext, graphqlFastPath } from './graphql-fast.js';
 import { jsonOnly } from './input.js';
 import { platformRouter } from './platform/router.js';
@@ -31,7 +31,7 @@ import { securityHeaders } from './security-headers.js';
 /** Errors before GraphQL execution (malformed JSON, oversized body) in the GraphQL envelope. */
 const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
-  if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
+  if (e.status >= 500) requestLog(req)?.error({ err: error }, 'unexpected error');
   const code = e.status === 503 ? SERVICE_UNAVAILABLE : e.code;
   res.status(e.status).set(e.headers).json({ errors: [{ message: e.message, extensions: { code, status: e.status } }] });
 };

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { AppDeps, Caller, RequestContext } from '../../subgraphs/kernel/index.js';
-import { WELL_FORMED_REQUEST_ID, withRequestId } from '../../subgraphs/kernel/logging.js';
+import { WELL_FORMED_REQUEST_ID } from '../../subgraphs/kernel/logging.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -15,33 +14,53 @@ declare global {
   }
 }
 
+/** The process's logger, kept on each request for `requestLog`. */
+const BASE_LOG = Symbol('svc.baseLog');
+/** The request's own logger, made by `requestLog` the first time it is asked for. */
+const REQUEST_LOG = Symbol('svc.requestLog');
+type Logged = Request & { [BASE_LOG]?: Logger; [REQUEST_LOG]?: Logger };
+
 /**
  * Request id (the caller's `x-request-id` when well-formed, see `WELL_FORMED_REQUEST_ID`, else a UUID) on the request,
- * the response and every log line written while serving it (`withRequestId`: service code logging on `app.log` too).
+ * the response and every log line written while serving it (the request's context carries it: `requestLogger`), and
+ * one line per answer when it is finished or its connection closed: `request completed` at `info`, or
+ * `request errored` at `error` for a 5xx, with `req` (`id`, `method`, the path without its query), `res`
+ * (`statusCode`), `responseTime` (ms) and `requestId`. Nothing is made for a line the level does not write, and the
+ * request's own logger (`requestLog`) only when something asks for it.
  */
 export function requestLogging(log: Logger): RequestHandler {
-  const http = pinoHttp({
-    logger: log,
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
-      res.setHeader('x-request-id', id);
-      return id;
-    },
-    customProps: (req) => ({ requestId: String(req.id) }),
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    // Only what is needed: response headers carry Set-Cookie (session tokens), request URLs may carry queries.
-    serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
-      res: (res) => ({ statusCode: res.statusCode }),
-    },
-  });
   return (req, res, next) => {
-    http(req, res);
-    req.requestId = String(req.id);
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('x-request-id', id);
+    req.requestId = id;
     req.caller = null;
-    withRequestId(req.requestId, next);
+    (req as Logged)[BASE_LOG] = log;
+    const started = Date.now();
+    let logged = false;
+    const complete = () => {
+      if (logged) return;
+      logged = true;
+      const failed = res.statusCode >= 500;
+      if (!log.isLevelEnabled(failed ? 'error' : 'info')) return;
+      const line = { req: requestFields(req), res: { statusCode: res.statusCode }, responseTime: Date.now() - started, requestId: id };
+      if (failed) log.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request errored');
+      else log.info(line, 'request completed');
+    };
+    res.once('finish', complete);
+    res.once('close', complete);
+    next();
   };
+}
+
+/** What a request's log lines say of it: its id, method and path (a query may carry what is not for logs). */
+const requestFields = (req: Request) => ({ id: req.requestId, method: req.method, url: req.originalUrl.split('?')[0] });
+
+/** The logger of a request's own lines (`req` and `requestId` bound), made the first time it is asked for. */
+export function requestLog(req: Request): Logger | undefined {
+  const logged = req as Logged;
+  if (logged[REQUEST_LOG] || !logged[BASE_LOG]) return logged[REQUEST_LOG];
+  return (logged[REQUEST_LOG] = logged[BASE_LOG].child({ req: requestFields(req), requestId: req.requestId }));
 }
 
 /** The service context of an HTTP request. */

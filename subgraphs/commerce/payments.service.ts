@@ -11,6 +11,7 @@ import { recordPaymentRefs } from './refunds.service.js';
 import { verifyStripeSignature } from './stripe.js';
 import { fractionDigits } from './money.js';
 import { receiveStripeRefund, STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
+import type { Logger } from 'pino';
 
 /**
  * Stripe event types that pay an order named by `data.object.metadata.order_id`. A completed checkout session
@@ -70,14 +71,14 @@ function stripePaymentId(object: Record<string, unknown>): string | null {
  * nothing and is answered like the first time; other event types are acknowledged and ignored. Every refusal changes
  * nothing.
  */
-export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatureHeader: string | undefined): Promise<WebhookReceipt> {
+export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatureHeader: string | undefined, log: Logger = app.log): Promise<WebhookReceipt> {
   const secret = app.config.payments.stripeWebhookSecret;
   if (!secret) throw new DomainError('unavailable', 'payments_not_configured', 'STRIPE_WEBHOOK_SECRET is not set.');
   const now = app.clock();
   const secrets = acceptedSecrets(secret, app.config.payments.stripeWebhookSecretPrevious);
   const failure = verifyStripeSignature({ header: signatureHeader, payload: rawBody, secret: secrets, now });
   if (failure) {
-    app.log.warn({ reason: failure }, 'stripe webhook refused: bad signature');
+    log.warn({ reason: failure }, 'stripe webhook refused: bad signature');
     throw invalid('invalid_signature', 'The Stripe-Signature header does not match the body, or its timestamp is not within 300 seconds.');
   }
   let parsed: unknown;
@@ -91,7 +92,7 @@ export async function receiveStripeEvent(app: AppDeps, rawBody: Buffer, signatur
   const event = result.data;
   const object = event.data.object;
   if ((STRIPE_REFUND_EVENTS as readonly string[]).includes(event.type)) {
-    await receiveStripeRefund(app, { id: event.id, type: event.type, object }, now);
+    await receiveStripeRefund(app, { id: event.id, type: event.type, object }, now, log);
     return { received: true };
   }
   if (!(STRIPE_PAYING_EVENTS as readonly string[]).includes(event.type)) return { received: true };

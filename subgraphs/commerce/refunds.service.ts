@@ -16,6 +16,7 @@ import {
   requireUser,
   requestScoped,
   toConnection,
+  requestLogger,
 } from '../kernel/index.js';
 import { requireRole, viewerRole } from '../members/index.js';
 import { emitEvent } from '../outbox/index.js';
@@ -25,6 +26,7 @@ import type { Order } from './commerce.tables.js';
 import { recordOrderRefund } from './ledger.js';
 import * as repo from './refunds.repository.js';
 import type { OrderRefund, RefundStatus } from './refunds.tables.js';
+import type { Logger } from 'pino';
 
 export type { OrderRefund, RefundStatus } from './refunds.tables.js';
 
@@ -78,7 +80,7 @@ async function raiseRefundedTotal(app: AppDeps, tx: Executor, order: Order, cand
  * and the order's refunded total becomes the sum of its succeeded refunds (capped at the order's amount, never lower
  * than before). The order must have been paid (`order_not_refundable` otherwise).
  */
-export async function applyRefund(app: AppDeps, tx: Executor, orderId: string, refund: ProviderRefund, at: Date): Promise<{ order: Order; changed: boolean }> {
+export async function applyRefund(app: AppDeps, tx: Executor, orderId: string, refund: ProviderRefund, at: Date, log: Logger = app.log): Promise<{ order: Order; changed: boolean }> {
   const order = await repo.lockOrder(tx, orderId);
   if (!order) throw notFound('Order');
   if (!REFUNDABLE.has(order.status)) throw conflict('order_not_refundable', `The order is ${order.status}: only a paid order can be refunded.`);
@@ -101,7 +103,7 @@ export async function applyRefund(app: AppDeps, tx: Executor, orderId: string, r
   } else if (STAGE[refund.status] > STAGE[known.status]) {
     if (known.status === 'succeeded') {
       // A refund that failed after succeeding: the total is not lowered (what it revoked stays revoked); staff look.
-      app.log.warn({ orderId: order.id, refundId: refund.refundId, status: refund.status }, 'a succeeded refund changed status');
+      log.warn({ orderId: order.id, refundId: refund.refundId, status: refund.status }, 'a succeeded refund changed status');
     }
     await repo.updateRefund(tx, known.id, { status: refund.status, amountCents: refund.amountCents, updatedAt: at });
   }
@@ -190,6 +192,7 @@ export async function refundOrder(ctx: RequestContext, raw: { orderId: string; a
       order.id,
       { provider: 'manual', refundId: `mre_${randomUUID()}`, amountCents: amount, status: 'succeeded', reason, createdBy: userId },
       at,
+      requestLogger(ctx),
     );
     return refunded;
   });

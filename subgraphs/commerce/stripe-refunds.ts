@@ -4,6 +4,7 @@ import { fractionDigits } from './money.js';
 import * as payments from './payments.repository.js';
 import { applyRefund, applyRefundedTotal, orderIdByPaymentRef } from './refunds.service.js';
 import type { RefundStatus } from './refunds.tables.js';
+import type { Logger } from 'pino';
 
 /**
  * Stripe event types that refund an order: a refund told one by one (`refund.created`, `refund.updated`, and the older
@@ -43,7 +44,7 @@ export function stripeAmountToCents(currency: string, amount: unknown): number |
  * refunds it lists). Refusals change nothing: 400 `missing_order_id`, `unknown_order`, `amount_mismatch` (currency or
  * amount), 409 `order_not_refundable` (not paid yet: Stripe retries, and the payment event usually arrives meanwhile).
  */
-export async function receiveStripeRefund(app: AppDeps, event: { id: string; type: string; object: Record<string, unknown> }, now: Date): Promise<void> {
+export async function receiveStripeRefund(app: AppDeps, event: { id: string; type: string; object: Record<string, unknown> }, now: Date, log: Logger = app.log): Promise<void> {
   const object = event.object;
   const metadata = object.metadata && typeof object.metadata === 'object' ? (object.metadata as Record<string, unknown>) : {};
   const isCharge = event.type === 'charge.refunded';
@@ -81,7 +82,7 @@ export async function receiveStripeRefund(app: AppDeps, event: { id: string; typ
           const status = STATUSES[String(refund.status ?? 'succeeded')];
           const amount = cents(refund.amount);
           if (!id || !status || amount === 0) continue;
-          await applyRefund(app, tx, order.id, { provider: 'stripe', refundId: id, amountCents: amount, status, reason: str(refund.reason) ?? null }, now);
+          await applyRefund(app, tx, order.id, { provider: 'stripe', refundId: id, amountCents: amount, status, reason: str(refund.reason) ?? null }, now, log);
         }
         await applyRefundedTotal(app, tx, order.id, cents(object.amount_refunded), `${String(object.id ?? event.id)}:${String(object.amount_refunded)}`, now);
         return;
@@ -91,7 +92,7 @@ export async function receiveStripeRefund(app: AppDeps, event: { id: string; typ
       if (!refundId || !status) throw invalid('invalid_payload', 'A refund event needs data.object.id and a known status.');
       const amount = cents(object.amount);
       if (amount === 0) throw invalid('amount_mismatch', 'A refund of 0 refunds nothing.');
-      await applyRefund(app, tx, order.id, { provider: 'stripe', refundId, amountCents: amount, status, reason: str(object.reason) ?? null }, now);
+      await applyRefund(app, tx, order.id, { provider: 'stripe', refundId, amountCents: amount, status, reason: str(object.reason) ?? null }, now, log);
     });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'not_found') throw unknownOrder();

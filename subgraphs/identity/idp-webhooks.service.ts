@@ -6,6 +6,7 @@ import { displayNameRule, isProfileUrl } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import * as accounts from './idp-webhooks.repository.js';
 import { STANDARD_WEBHOOK_TOLERANCE_SECONDS, type StandardWebhookHeaders, verifyStandardWebhook } from './standard-webhooks.js';
+import type { Logger } from 'pino';
 
 /** The identity provider's events that change something here; any other type is acknowledged and ignored. */
 export const IDP_USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
@@ -153,14 +154,14 @@ async function remove(app: AppDeps, tx: Executor, subject: string): Promise<bool
  * like the first time; other event types are acknowledged, recorded and ignored (logged). Every refusal changes
  * nothing, so the provider's retry of a refused message is processed in full.
  */
-export async function receiveIdentityEvent(app: AppDeps, rawBody: Buffer, headers: StandardWebhookHeaders): Promise<IdentityWebhookReceipt> {
+export async function receiveIdentityEvent(app: AppDeps, rawBody: Buffer, headers: StandardWebhookHeaders, log: Logger = app.log): Promise<IdentityWebhookReceipt> {
   const secret = app.config.idp.webhookSecret;
   if (!secret) throw new DomainError('unavailable', 'identity_webhooks_not_configured', 'IDP_WEBHOOK_SECRET is not set: identity-provider webhooks are off on this server.');
   const now = app.clock();
   const secrets = acceptedSecrets(secret, app.config.idp.webhookSecretPrevious);
   const failure = verifyStandardWebhook({ headers, payload: rawBody, secret: secrets, now });
   if (failure) {
-    app.log.warn({ reason: failure, messageId: headers.id?.slice(0, 255) }, 'identity webhook refused: bad signature');
+    log.warn({ reason: failure, messageId: headers.id?.slice(0, 255) }, 'identity webhook refused: bad signature');
     throw invalid('invalid_signature', SIGNATURE_MESSAGES[failure]);
   }
   const messageId = headers.id as string;
@@ -180,15 +181,15 @@ export async function receiveIdentityEvent(app: AppDeps, rawBody: Buffer, header
     await app.database.db.transaction(async (tx) => {
       const first = await accounts.recordMessage(tx, { messageId, eventType: type, subject: subject ?? null, receivedAt: now });
       if (!first) {
-        app.log.info({ messageId, type }, 'identity webhook: message id seen before, nothing changed');
+        log.info({ messageId, type }, 'identity webhook: message id seen before, nothing changed');
         return;
       }
       let changed = true;
       if (type === 'user.created') await provision(app, tx, person!);
       else if (type === 'user.updated') changed = await update(app, tx, person!);
       else if (type === 'user.deleted') changed = await remove(app, tx, subject!);
-      else app.log.info({ messageId, type }, 'identity webhook: event type ignored');
-      if (!changed) app.log.info({ messageId, type }, 'identity webhook: no live account for this user, nothing changed');
+      else log.info({ messageId, type }, 'identity webhook: event type ignored');
+      if (!changed) log.info({ messageId, type }, 'identity webhook: no live account for this user, nothing changed');
     });
   } catch (error) {
     if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();

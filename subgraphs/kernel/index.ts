@@ -13,3 +13,4 @@ export { characterCount, describeTextProblem, fieldOf, findBadText, nameProblem,
 export type { TextFinding, TextOptions, TextProblem } from './text.js';
 export { FIRST, connection, decodeCursor, encodeCursor, firstOf, isNumberAndId, isTimeAndId, pageRequest, slice, toConnection } from './connection.js';
 export type { Connection, CursorKey, Edge, Slice } from './connection.js';
+export { requestLogger } from './logging.js';

@@ -1,22 +1,18 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { activeTraceIds } from './tracing.js';
-
-/**
- * The id of the request being served, for every log line written while serving it (see `requestIdMixin`). One per
- * process, even when this module is loaded more than once (each Jest test file loads it afresh): Node 20 visits every
- * AsyncLocalStorage ever run at each promise created, so one per load would make every promise slower, file by file.
- */
-const requestScope: AsyncLocalStorage<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('svc.requestScope')] ??= new AsyncLocalStorage<string>()) as AsyncLocalStorage<string>;
 
 /** A well-formed client request id: 1 to 128 of `A-Z a-z 0-9 . _ : -` (anything else is replaced by a UUID). */
 export const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Runs `fn` (and everything it starts) as the work of request `id`: each log line written meanwhile carries it. */
-export const withRequestId = <T>(id: string, fn: () => T): T => requestScope.run(id, fn);
-
-/** The id of the request whose work is running, if any. */
-export const currentRequestId = (): string | undefined => requestScope.getStore();
+/**
+ * The logger of a line about one request: the service's own, with the request's id bound as `requestId`. Service code
+ * that logs while serving a request writes through it (or through a logger its caller made so), so that every line
+ * of a request can be found by the id its answer carried (`x-request-id`). The id travels in the request's context,
+ * not in an `AsyncLocalStorage`: on Node 20 one of those makes every promise of the process pay a hook.
+ */
+export function requestLogger(ctx: { app: { log: Logger }; requestId?: string }): Logger {
+  return ctx.requestId ? ctx.app.log.child({ requestId: ctx.requestId }) : ctx.app.log;
+}
 
 /**
  * Never written to a log, at the top of a line's object or one level down (`{err}`, `{req}`, `{user}`...): credentials,
@@ -64,25 +60,15 @@ export const CREDENTIAL_TEXT = /(svc_(?:pk|sk|rt)_)[A-Za-z0-9_-]{8,}/g;
 /** A written line with every `CREDENTIAL_TEXT` censored (a line without `svc_` costs one substring search). */
 export const censorCredentials = (line: string): string => (line.includes('svc_') ? line.replace(CREDENTIAL_TEXT, '$1[redacted]') : line);
 
-/**
- * Adds `requestId` to a line written while serving a request, unless the line or its logger has one already; and,
- * when tracing is on, the active span's `trace_id` and `span_id` (kernel/tracing.ts).
- */
-function requestIdMixin(this: unknown, object: object, _level: number, logger: Logger): Record<string, unknown> {
-  const id = requestScope.getStore();
-  const trace = activeTraceIds(); // undefined when tracing is off
-  if (!id || 'requestId' in object) return trace ?? {};
-  const bindings = (logger as unknown as Record<symbol, string | undefined>)[pino.symbols.chindingsSym];
-  if (bindings?.includes('"requestId":')) return trace ?? {};
-  return trace ? { requestId: id, ...trace } : { requestId: id };
-}
+/** The active span's `trace_id` and `span_id` on every line when tracing is on (kernel/tracing.ts). */
+const traceMixin = (): Record<string, unknown> => activeTraceIds() ?? {};
 
 /**
- * The process's JSON logger (pino): the request id on every line written while serving a request (and the trace and
- * span ids when tracing is on), secrets censored.
+ * The process's JSON logger (pino): the trace and span ids on every line when tracing is on, secrets censored (a
+ * request's lines carry its id through `requestLogger` or the request's own logger).
  * `destination` defaults to stdout (tests pass a stream to read the lines).
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, mixin: requestIdMixin, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, hooks: { streamWrite: censorCredentials } };
+  const options = { level, mixin: traceMixin, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, hooks: { streamWrite: censorCredentials } };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline as pipe, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { requireActiveMember, requireRole } from '../members/index.js';
-import { type AppDeps, type RequestContext, invalid, isUuid, notFound, unauthorized } from '../kernel/index.js';
+import { type AppDeps, type RequestContext, invalid, isUuid, notFound, unauthorized, requestLogger } from '../kernel/index.js';
 import { getCommunity } from '../tribes/index.js';
 import { imageErrorOf, renditionsOf, type ImageKind } from './images.js';
 import * as repo from './media.repository.js';
@@ -16,6 +16,7 @@ import { mediaPath, parseMediaPath, signMediaPath, signMediaPathFor } from './ur
 import { enqueueTranscode } from './transcode.js';
 import { mediaWork } from './processing.js';
 import { requireUploadQuota, takeUploadAttempt } from './upload-limits.js';
+import type { Logger } from 'pino';
 
 declare module '../kernel/context.js' {
   interface AppDeps {
@@ -188,11 +189,11 @@ const guarded = (source: Readable, guard: UploadGuard): Readable => {
 export async function uploadMedia(ctx: RequestContext, fields: UploadFields, file: Readable, bodyComplete?: Promise<void>): Promise<UploadedMedia> {
   const plan = await authorizeUpload(ctx, fields);
   await takeUploadAttempt(ctx.app, plan.ownerId);
-  return storeUpload(ctx.app, plan, file, bodyComplete);
+  return storeUpload(ctx.app, plan, file, bodyComplete, requestLogger(ctx));
 }
 
 /** The storing half of `uploadMedia`, for a plan `authorizeUpload` made. */
-export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable, bodyComplete?: Promise<void>): Promise<UploadedMedia> {
+export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable, bodyComplete?: Promise<void>, log: Logger = app.log): Promise<UploadedMedia> {
   const storage = app.mediaStorage;
   const id = randomUUID();
   const guard = new UploadGuard(plan.maxBytes, plan.family);
@@ -265,7 +266,7 @@ export async function storeUpload(app: AppDeps, plan: UploadPlan, file: Readable
     const rows = await repo.variantsOf(app.database.db, media.id);
     return present(app, media, rows, plan.restricted);
   } catch (error) {
-    await storage.deletePrefix(mediaPrefix(id)).catch((e) => app.log.warn({ err: e, mediaId: id }, 'media cleanup failed'));
+    await storage.deletePrefix(mediaPrefix(id)).catch((e) => log.warn({ err: e, mediaId: id }, 'media cleanup failed'));
     if (error instanceof Error && error.name === 'ImageRejected') {
       const e = error as Error & { code: string };
       throw invalid(e.code, `file: ${e.message}`, [{ field: 'file', message: e.code }]);

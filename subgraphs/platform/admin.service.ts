@@ -19,11 +19,13 @@ import {
   text,
   toConnection,
   unauthorized,
+  requestLogger,
 } from '../kernel/index.js';
 import { activeUsers } from '../members/index.js';
 import { countCommunities, findCommunity, findCommunityWith, setCommunityPlatformState, type Community } from '../tribes/index.js';
 import * as repo from './admin.repository.js';
 import type { PlatformAction, PlatformAuditRow } from './admin.tables.js';
+import type { Logger } from 'pino';
 
 export type { PlatformAuditRow } from './admin.tables.js';
 
@@ -37,7 +39,7 @@ const staffLoader = (ctx: RequestContext) =>
       const staff = await repo.staffAmong(ctx.app.database.db, ids);
       const others = ids.filter((id) => !staff.has(id));
       if (others.length > 0 && ctx.app.config.platformAdminEmails.length > 0) {
-        for (const id of await grantConfiguredAmong(ctx.app, others)) staff.add(id);
+        for (const id of await grantConfiguredAmong(ctx.app, others, requestLogger(ctx))) staff.add(id);
       }
       return ids.map((id) => staff.has(id));
     }),
@@ -56,7 +58,7 @@ const listedAndVerified = (app: AppDeps, user: { email: string; emailVerifiedAt?
  * until the next start-up, as before): an address signed up or provisioned after start-up is staff from its first
  * request once verified.
  */
-async function grantConfiguredAmong(app: AppDeps, userIds: readonly string[]): Promise<string[]> {
+async function grantConfiguredAmong(app: AppDeps, userIds: readonly string[], log: Logger): Promise<string[]> {
   const granted: string[] = [];
   for (const user of await findUsersByIds(app, userIds)) {
     if (!listedAndVerified(app, user)) continue;
@@ -64,7 +66,7 @@ async function grantConfiguredAmong(app: AppDeps, userIds: readonly string[]): P
       if (await repo.wasRevoked(tx, user.id)) return false;
       if (await repo.insertStaff(tx, user.id, 'config', app.clock())) {
         await audit({ app, caller: null }, 'staff.grant', { type: 'user', id: user.id }, null, { by: 'config' }, tx);
-        app.log.info({ userId: user.id }, 'platform staff granted from PLATFORM_ADMIN_EMAILS');
+        log.info({ userId: user.id }, 'platform staff granted from PLATFORM_ADMIN_EMAILS');
       }
       return true;
     });

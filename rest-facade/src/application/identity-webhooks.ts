@@ -6,8 +6,8 @@
  */
 import express, { Router } from 'express';
 import { receiveIdentityEvent, standardWebhookHeaders } from '../../../subgraphs/identity/index.js';
-import type { AppDeps } from '../../../subgraphs/kernel/index.js';
-import { handle } from '../http.js';
+import { type AppDeps, requestLogger } from '../../../subgraphs/kernel/index.js';
+import { contextOf, handle } from '../http.js';
 import { flatErrors } from './router.js';
 
 export function identityWebhooksRouter(app: AppDeps): Router {
@@ -19,7 +19,7 @@ export function identityWebhooksRouter(app: AppDeps): Router {
     express.raw({ type: () => true, limit: app.config.bodyLimitBytes }),
     handle(async (req, res) => {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      res.json(await receiveIdentityEvent(app, body, standardWebhookHeaders((name) => req.get(name))));
+      res.json(await receiveIdentityEvent(app, body, standardWebhookHeaders((name) => req.get(name)), requestLogger(contextOf(app, req))));
     }),
   );
 

@@ -7,7 +7,7 @@ import { FILE_TOO_LARGE, openVariant, signedPlaylist, uploadMedia, type Uploaded
 import { requirePersonalKeyScope, scopeForMethod } from '../../../subgraphs/identity/index.js';
 import { bearerToken, callerFromCookies, requireKeyScope, resourceCaller } from '../auth.js';
 import { HttpError } from '../errors.js';
-import { contextOf, handle } from '../http.js';
+import { contextOf, handle, requestLog } from '../http.js';
 import { uploads } from '../../../subgraphs/kernel/metrics.js';
 
 /**
@@ -244,7 +244,7 @@ export function mediaRouter(app: AppDeps, errors: ErrorRequestHandler): Router {
     }
     const stream = await app.mediaStorage.get(variant.storageKey, range ?? undefined);
     await pipeline(stream, res).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') req.log?.warn({ err: error }, 'media stream failed');
+      if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') requestLog(req)?.warn({ err: error }, 'media stream failed');
     });
   }));
   r.use(errors);

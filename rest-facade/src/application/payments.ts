@@ -6,7 +6,7 @@
  */
 import express, { Router } from 'express';
 import { markTribeOrderPaid, receiveStripeEvent } from '../../../subgraphs/commerce/index.js';
-import type { AppDeps } from '../../../subgraphs/kernel/index.js';
+import { type AppDeps, requestLogger } from '../../../subgraphs/kernel/index.js';
 import { requireCaller, sessionAuth } from '../auth.js';
 import { contextOf, handle } from '../http.js';
 import { refuseBadText } from '../input.js';
@@ -21,7 +21,7 @@ export function paymentsRouter(app: AppDeps): Router {
     express.raw({ type: () => true, limit: app.config.bodyLimitBytes }),
     handle(async (req, res) => {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      res.json(await receiveStripeEvent(app, body, req.get('stripe-signature')));
+      res.json(await receiveStripeEvent(app, body, req.get('stripe-signature'), requestLogger(contextOf(app, req))));
     }),
   );
 

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../../subgraphs/kernel/index.js';
 import * as onboarding from '../../../subgraphs/onboarding/index.js';
 import { SESSION_COOKIE, requireCaller, sessionAuth, sessionCookie } from '../auth.js';
 import { HttpError, present, toHttpError, unwrap } from '../errors.js';
-import { contextOf, handle } from '../http.js';
+import { contextOf, handle, requestLog } from '../http.js';
 import { jsonOnly, refuseBadText } from '../input.js';
 import { objectBody } from '../resource/params.js';
 import { affiliateRouter } from './affiliate.js';
@@ -21,7 +21,7 @@ import { restDocument } from '../typed-document.js';
  */
 export const flatErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
-  if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
+  if (e.status >= 500) requestLog(req)?.error({ err: error }, 'unexpected error');
   res.status(e.status).set(e.headers).json({ error: e.code, message: e.message, requestId: req.requestId });
 };
 

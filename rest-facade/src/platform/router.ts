@@ -6,6 +6,7 @@ import { authenticateApiKey, suspendedKeyRefusal } from '../../../subgraphs/plat
 import { bearerToken } from '../auth.js';
 import { HttpError, toHttpError, unwrap } from '../errors.js';
 import { refuseBadText } from '../input.js';
+import { requestLog } from '../http.js';
 import { PlatformDocs } from './documents.js';
 import { RATE_LIMIT_WINDOW_SECONDS, createKeyRateLimiter } from './rate-limit.js';
 import { eventObject, keyIdentityObject, listObject, memberObject, orderObject, postObject } from './shapes.js';
@@ -39,7 +40,7 @@ export const platformErrors: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   if (!type) {
-    req.log?.error({ err: error }, 'unexpected error');
+    requestLog(req)?.error({ err: error }, 'unexpected error');
     sendJson(res, 500, { error: { type: 'internal_error', message: 'Internal server error.' } });
     return;
   }

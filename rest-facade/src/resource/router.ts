@@ -6,7 +6,7 @@ import { ROLES } from '../../../subgraphs/members/index.js';
 import { requireCaller, requireKeyScope, resourceAuth } from '../auth.js';
 import { HttpError, present, toHttpError, unwrap } from '../errors.js';
 import type { RequestRunner } from '../typed-document.js';
-import { contextOf, handle } from '../http.js';
+import { contextOf, handle, requestLog } from '../http.js';
 import { jsonOnly, refuseBadText } from '../input.js';
 import { Docs } from './documents.js';
 import { mountChallenges } from './challenges.js';
@@ -20,7 +20,7 @@ import { webhookResources } from './webhooks.js';
 /** Resource-API error envelope: `{"error": {"code", "message", "details"?, "request_id"}}` (`request_id`: as `x-request-id`). */
 export const resourceErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const e = toHttpError(error);
-  if (e.status >= 500) req.log?.error({ err: error }, 'unexpected error');
+  if (e.status >= 500) requestLog(req)?.error({ err: error }, 'unexpected error');
   const details = e.details === undefined ? {} : { details: e.details };
   res.status(e.status).set(e.headers).json({ error: { code: e.code, message: e.message, ...details, request_id: req.requestId } });
 };
