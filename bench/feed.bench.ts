@@ -12,7 +12,7 @@
 // and roles (migration 0024), the service itself sends fewer statements per page (printed).
 import pg from 'pg';
 import { openSession } from '../subgraphs/identity/index.js';
-import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, executionPaths, load, report, startBenchService, type LoadResult, ISSUE_32 } from './lib.js';
 import { seedSocial } from './seed-social.js';
 
 const FEED = `query Feed($first: Int, $after: String) {
@@ -179,11 +179,11 @@ export default async function feedBench(): Promise<void> {
       `anchor statements per page (the service's, less the session lookup): ${firstPlan.sequential.map((s) => tableOf(s.text)).join(' -> ')}` +
         ` -> [${firstPlan.parallel.map((s) => tableOf(s.text)).join(', ')}] at once`,
     );
-    report('homeFeed(first: 20), first page: GraphQL via gateway vs bare node:http + the same SQL', subjectFirst, anchorFirst, 0.4);
+    report('homeFeed(first: 20), first page: GraphQL via gateway vs bare node:http + the same SQL', subjectFirst, anchorFirst, ISSUE_32.feeds, ISSUE_32.p99);
     console.log(`  p99 ratio: ${(subjectFirst.p99 / anchorFirst.p99).toFixed(2)} (subject / anchor)`);
-    report(`homeFeed(first: 20), deep page (after ${DEEP_PAGES} pages via cursors): GraphQL via gateway vs bare node:http + the same SQL`, subjectDeep, anchorDeep, 0.4);
+    report(`homeFeed(first: 20), deep page (after ${DEEP_PAGES} pages via cursors): GraphQL via gateway vs bare node:http + the same SQL`, subjectDeep, anchorDeep, ISSUE_32.feeds, ISSUE_32.p99);
     console.log(`  p99 ratio: ${(subjectDeep.p99 / anchorDeep.p99).toFixed(2)} (subject / anchor)`);
-    report(`communityFeed(sort: NEW, first: 20), first page of a tribe of ${tribe.posts} posts: GraphQL via gateway vs bare node:http + the same SQL`, subjectCommunity, anchorCommunity, 0.4);
+    report(`communityFeed(sort: NEW, first: 20), first page of a tribe of ${tribe.posts} posts: GraphQL via gateway vs bare node:http + the same SQL`, subjectCommunity, anchorCommunity, ISSUE_32.feeds, ISSUE_32.p99);
     console.log(executionPaths(service));
     console.log(`  p99 ratio: ${(subjectCommunity.p99 / anchorCommunity.p99).toFixed(2)} (subject / anchor)`);
     console.log(`  communityFeed statements per page: ${communityStatements.length}: ${communityPlan.sequential.map((s) => tableOf(s.text)).join(' -> ')} -> [${communityPlan.parallel.map((s) => tableOf(s.text)).join(', ')}] at once`);

@@ -3,7 +3,7 @@
 // per-key rate limiter (on versus off, RATE_LIMIT_ENABLED=false exists for this measurement only).
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, median, serviceStatements, load, report, startBenchService, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, bareServer, costSplit, executionPaths, median, serviceStatements, load, report, startBenchService, type LoadResult, ISSUE_32 } from './lib.js';
 
 const MEMBERS = 150;
 const SECONDS = 6;
@@ -138,7 +138,7 @@ export default async function platformBench(): Promise<void> {
     await statementsServer.close();
 
     const facade = median(on);
-    report('GET /v1/members?pageSize=100 (Platform API via gateway, rate limiter on) vs bare node:http + the same SQL', facade, median(anchor), 0.6);
+    report('GET /v1/members?pageSize=100 (Platform API via gateway, rate limiter on) vs bare node:http + the same SQL', facade, median(anchor), ISSUE_32.lists, ISSUE_32.p99);
     report('  (information) bare node:http running the service\'s two statements in turn vs the anchor', median(same), median(anchor));
     console.log(costSplit(facade, median(same), median(anchor), 'the service\'s two statements and full rows instead of the anchor\'s three'));
     console.log(executionPaths(limited.service));

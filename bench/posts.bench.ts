@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService, ISSUE_32 } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -109,7 +109,7 @@ export default async function postsBench(): Promise<void> {
     await bare.close();
     await statements.close();
 
-    report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, 0.5);
+    report('GET /v1/communities/:id/posts?per_page=50 (resource API via gateway) vs bare node:http + one SQL query', facade, anchor, ISSUE_32.lists, ISSUE_32.p99);
     report('  (information) bare node:http running the service\'s one statement vs the anchor', same, anchor);
     console.log(costSplit(facade, same, anchor, 'the service\'s statement instead of the anchor\'s'));
     console.log(`  SQL statements per list request: per_page=10 -> ${s10}, per_page=50 -> ${s50} (${s10 === s50 ? 'equal' : 'NOT equal'})`);

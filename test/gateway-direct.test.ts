@@ -140,6 +140,16 @@ describe('execution fast paths', () => {
       expect(directive.direct + directive.local + directive.fallback).toBe(0);
     }
 
+    // A response name that Object.prototype has (the local plan shapes into plain objects): the gateway shapes it.
+    const prototypeNames = 'query P($c: ID!){ posts(communityId: $c, perPage: 2){ items { constructor: id toString: body author { hasOwnProperty: username } } } }';
+    const named = await twice(member, prototypeNames, { c: tribe.id });
+    expect(named.second.body.errors).toBeUndefined();
+    const [item] = named.second.body.data.posts.items;
+    expect(Object.keys(item)).toEqual(['constructor', 'toString', 'author']);
+    expect([typeof item.constructor, typeof item.toString, typeof item.author.hasOwnProperty]).toEqual(['string', 'string', 'string']);
+    expect(named.second).toEqual(named.first);
+    expect(named.direct + named.local + named.fallback).toBe(0);
+
     const create = 'mutation Create($c: ID!){ createPost(communityId: $c, input: {content: "direct?"}){ id author { username } } }';
     const mutation = await twice(owner, create, { c: tribe.id });
     expect(mutation.second.body.errors).toBeUndefined();

@@ -251,15 +251,19 @@ function compileObject(type: GraphQLObjectType, selectionSet: SelectionSetNode, 
       continue;
     }
     if (field.name.startsWith('__')) return undefined; // introspection: the gateway answers it
+    if (field.key in Object.prototype) return undefined; // `__proto__`, `constructor`...: the gateway shapes them
     const definition = type.getFields()[field.name];
     if (!definition) return undefined;
     const shape = compileValue(definition.type, field.selectionSet, fragments);
     if (!shape) return undefined;
     compiled.push({ key: field.key, shape });
   }
+  // Plain objects (no key of Object.prototype is compiled): every object of a type gets its keys in one order, so
+  // they share one hidden class, and JSON.stringify walks them on its fast path; a null-prototype object is a
+  // dictionary to V8.
   return (input) => {
     const source = input as Data;
-    const output: Data = Object.create(null);
+    const output: Data = {};
     for (const { key, typename, shape } of compiled) {
       if (typename) {
         output[key] = typename;
