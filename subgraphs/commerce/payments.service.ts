@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import { getCommunityByHandle } from '../communities/index.js';
 import { type AppDeps, DomainError, type RequestContext, acceptedSecrets, invalid, isUuid, notFound } from '../kernel/index.js';
 import { requireRole } from '../members/index.js';
@@ -11,7 +12,6 @@ import { recordPaymentRefs } from './refunds.service.js';
 import { verifyStripeSignature } from './stripe.js';
 import { fractionDigits } from './money.js';
 import { receiveStripeRefund, STRIPE_REFUND_EVENTS } from './stripe-refunds.js';
-import type { Logger } from 'pino';
 
 /**
  * Stripe event types that pay an order named by `data.object.metadata.order_id`. A completed checkout session

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import type { Executor } from '../../db/src/index.js';
 import {
   type AppDeps,
@@ -26,7 +27,6 @@ import type { Order } from './commerce.tables.js';
 import { recordOrderRefund } from './ledger.js';
 import * as repo from './refunds.repository.js';
 import type { OrderRefund, RefundStatus } from './refunds.tables.js';
-import type { Logger } from 'pino';
 
 export type { OrderRefund, RefundStatus } from './refunds.tables.js';
 

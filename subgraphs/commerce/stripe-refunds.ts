@@ -1,10 +1,10 @@
+import type { Logger } from 'pino';
 import { type AppDeps, DomainError, invalid, isUuid } from '../kernel/index.js';
 import { findOrder } from './commerce.repository.js';
 import { fractionDigits } from './money.js';
 import * as payments from './payments.repository.js';
 import { applyRefund, applyRefundedTotal, orderIdByPaymentRef } from './refunds.service.js';
 import type { RefundStatus } from './refunds.tables.js';
-import type { Logger } from 'pino';
 
 /**
  * Stripe event types that refund an order: a refund told one by one (`refund.created`, `refund.updated`, and the older

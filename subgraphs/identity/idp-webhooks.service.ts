@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import type { Executor } from '../../db/src/index.js';
 import { type AppDeps, DomainError, acceptedSecrets, conflict, invalid, isUniqueViolation, randomToken } from '../kernel/index.js';
 import { deleteAccount } from './account-deletion.js';
@@ -6,7 +7,6 @@ import { displayNameRule, isProfileUrl } from './identity.profile.js';
 import * as repo from './identity.repository.js';
 import * as accounts from './idp-webhooks.repository.js';
 import { STANDARD_WEBHOOK_TOLERANCE_SECONDS, type StandardWebhookHeaders, verifyStandardWebhook } from './standard-webhooks.js';
-import type { Logger } from 'pino';
 
 /** The identity provider's events that change something here; any other type is acknowledged and ignored. */
 export const IDP_USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;

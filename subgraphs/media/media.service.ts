@@ -4,6 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline as pipe, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
 import { requireActiveMember, requireRole } from '../members/index.js';
 import { type AppDeps, type RequestContext, invalid, isUuid, notFound, unauthorized, requestLogger } from '../kernel/index.js';
 import { getCommunity } from '../tribes/index.js';
@@ -16,7 +17,6 @@ import { mediaPath, parseMediaPath, signMediaPath, signMediaPathFor } from './ur
 import { enqueueTranscode } from './transcode.js';
 import { mediaWork } from './processing.js';
 import { requireUploadQuota, takeUploadAttempt } from './upload-limits.js';
-import type { Logger } from 'pino';
 
 declare module '../kernel/context.js' {
   interface AppDeps {

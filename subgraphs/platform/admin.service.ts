@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Executor } from '../../db/src/index.js';
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import { paidOrdersByCurrency } from '../commerce/index.js';
 import { postsPerDay } from '../content/index.js';
 import { findUserByEmail, findUsersByIds, getUser, suspendAccount, unsuspendAccount, userCounts, type User } from '../identity/index.js';
@@ -25,7 +26,6 @@ import { activeUsers } from '../members/index.js';
 import { countCommunities, findCommunity, findCommunityWith, setCommunityPlatformState, type Community } from '../tribes/index.js';
 import * as repo from './admin.repository.js';
 import type { PlatformAction, PlatformAuditRow } from './admin.tables.js';
-import type { Logger } from 'pino';
 
 export type { PlatformAuditRow } from './admin.tables.js';
 
