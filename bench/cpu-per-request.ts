@@ -1,36 +1,46 @@
 // The service's CPU per request on the posts list (not a benchmark: `npm run bench` runs *.bench.ts only). The
 // service runs in this process and autocannon in a child process (8 connections), so the figure is the service's
-// work alone: `process.cpuUsage()` over 6,000 requests, four times, after 3,000 to warm up. Seeds like
+// work alone: `process.cpuUsage()` over 6,000 requests, four times, after 3,000 to warm up; then the same for the
+// posts bench's anchor (a bare node:http handler with the one equivalent query) in this process. Seeds like
 // bench/posts.bench.ts. Run it on two commits (a worktree each) to compare them, alternating:
 //
 //   NODE_ENV=production node --import tsx bench/cpu-per-request.ts
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, seedPostsList, startBenchService } from './lib.js';
+import { BENCH_DATABASE_URL, postsAnchor, seedPostsList, startBenchService } from './lib.js';
 
 const { service, base } = await startBenchService();
-const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 2 });
+const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 10 }); // the anchor's, as in bench/posts.bench.ts
 const { token, url } = await seedPostsList(base, pool);
 
 /** autocannon in a child process (8 connections) sending `amount` requests, its summary lines. */
-const cannon = (amount: number) =>
+const cannon = (amount: number, target = url) =>
   new Promise<string>((resolve) => {
-    const child = spawn('node_modules/.bin/autocannon', ['-c', '8', '-a', String(amount), '-H', `authorization=Bearer ${token}`, url]);
+    const child = spawn('node_modules/.bin/autocannon', ['-c', '8', '-a', String(amount), '-H', `authorization=Bearer ${token}`, target]);
     let text = '';
     child.stdout.on('data', (d) => (text += d));
     child.stderr.on('data', (d) => (text += d));
     child.on('close', () => resolve(text));
   });
 
-await cannon(3000);
-const per: number[] = [];
-for (let i = 0; i < 4; i += 1) {
-  const cpu = process.cpuUsage();
-  await cannon(6000);
-  const used = process.cpuUsage(cpu);
-  per.push((used.user + used.system) / 6000);
+/** CPU of this process per request to `target`: best of four runs of 6,000 requests, after 3,000 to warm up. */
+async function cpuPerRequest(target: string): Promise<number[]> {
+  await cannon(3000, target);
+  const per: number[] = [];
+  for (let i = 0; i < 4; i += 1) {
+    const cpu = process.cpuUsage();
+    await cannon(6000, target);
+    const used = process.cpuUsage(cpu);
+    per.push((used.user + used.system) / 6000);
+  }
+  return per;
 }
-console.log(`service CPU per posts request (µs): ${per.map((x) => x.toFixed(0)).join(', ')}; best ${Math.min(...per).toFixed(0)}`);
+
+const line = (name: string, per: number[]) => `${name} (µs): ${per.map((x) => x.toFixed(0)).join(', ')}; best ${Math.min(...per).toFixed(0)}`;
+console.log(line('service CPU per posts request', await cpuPerRequest(url)));
+const anchor = await postsAnchor(pool);
+console.log(line('anchor CPU per posts request', await cpuPerRequest(`${anchor.base}/?c=${url.split('/communities/')[1].split('/')[0]}`)));
+await anchor.close();
 await pool.end();
 await service.stop();
 process.exit(0);

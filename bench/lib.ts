@@ -118,6 +118,23 @@ export async function bareServer(handler: (url: URL) => Promise<unknown>): Promi
   };
 }
 
+/**
+ * The posts list's anchor: a bare node:http handler running the one equivalent SQL query for the tribe `?c=<id>` and
+ * answering its first 50 rows in the resource API's envelope.
+ */
+export const postsAnchor = (pool: pg.Pool) =>
+  bareServer(async (url) => {
+    const rows = await pool.query(
+      `select p.id, p.community_id, p.author_id, u.username, u.display_name, p.body, p.media_urls, p.visibility, p.status,
+              p.pinned_at, p.published_at, p.created_at, p.updated_at
+       from posts p left join users u on u.id = p.author_id
+       where p.community_id = $1 and p.status = 'published' and p.visibility = any($2)
+       order by p.created_at desc, p.id desc limit $3`,
+      [url.searchParams.get('c'), ['public', 'members', 'paid'], 51],
+    );
+    return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
+  });
+
 /** How the service's gateway ran queries so far: on one subgraph's schema, as a local plan, or through the gateway again. */
 export function executionPaths(service: Service): string {
   const { direct, local, fallback, fixed } = service.graph.direct;

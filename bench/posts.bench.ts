@@ -2,7 +2,7 @@
 // handler running the one equivalent SQL query in the same run; and SQL statements per list request.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService, ISSUE_32 } from './lib.js';
+import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService, ISSUE_32, postsAnchor } from './lib.js';
 
 async function json(base: string, path: string, init: RequestInit = {}) {
   const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -57,17 +57,7 @@ export default async function postsBench(): Promise<void> {
     const s10 = await statementsFor(10);
     const s50 = await statementsFor(50);
 
-    const bare = await bareServer(async (url) => {
-      const rows = await pool.query(
-        `select p.id, p.community_id, p.author_id, u.username, u.display_name, p.body, p.media_urls, p.visibility, p.status,
-                p.pinned_at, p.published_at, p.created_at, p.updated_at
-         from posts p left join users u on u.id = p.author_id
-         where p.community_id = $1 and p.status = 'published' and p.visibility = any($2)
-         order by p.created_at desc, p.id desc limit $3`,
-        [url.searchParams.get('c'), ['public', 'members', 'paid'], 51],
-      );
-      return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
-    });
+    const bare = await postsAnchor(pool);
 
     // The service's own statement per request (the page: the caller's suspension, the tribe, the caller's role and
     // the authors are remembered across requests since migration 0024, read once, not per request), with nothing of
