@@ -156,6 +156,24 @@ describe('identity webhooks', () => {
       expect((await userRow(sub)).display_name).toBe('Ada Lovelace');
     });
 
+    it('provisions users created at once with one username (each their own, distinct) and one user told at once by several messages (one account)', async () => {
+      const username = `same_${unique()}`.slice(0, 20);
+      const subs = Array.from({ length: 6 }, () => `user_${unique()}`);
+      const together = await Promise.all(subs.map((sub) => deliver(event('user.created', clerkUser(sub, { username })))));
+      expect(together.map((r) => [r.status, r.body])).toEqual(subs.map(() => [200, received]));
+      const names = await Promise.all(subs.map(async (sub) => (await userRow(sub)).username as string));
+      expect(new Set(names).size).toBe(subs.length);
+      for (const name of names) expect(name).toMatch(new RegExp(`^${username}(_[a-z0-9]{6})?$`));
+
+      const sub = `user_${unique()}`;
+      const data = clerkUser(sub);
+      const ids = [0, 1, 2].map((i) => `msg_${i}_${sub}`);
+      const told = await Promise.all(ids.map((id) => deliver(event('user.created', data), { id })));
+      expect(told.map((r) => [r.status, r.body])).toEqual(ids.map(() => [200, received]));
+      expect(await countOf(t, sql`select count(*)::int as n from users where idp_subject = ${sub}`)).toBe(1);
+      for (const id of ids) expect(await messages(id)).toBe(1);
+    });
+
     it('links a password account whose address is verified here; answers 409 email_taken for one whose address is not, and writes nothing', async () => {
       const verified = await signupUser(t);
       await sqlRows(t, sql`update users set email_verified_at = now() where id = ${verified.id}`); // as verifyEmail does

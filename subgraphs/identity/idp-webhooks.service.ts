@@ -100,6 +100,7 @@ async function provision(app: AppDeps, tx: Executor, person: IdpUserData): Promi
   const existing = await accounts.findAccountByEmail(tx, person.email);
   const now = app.clock();
   if (existing) {
+    if (existing.idpSubject === person.subject) return; // linked by a message about this user written meanwhile
     const linkable = person.emailVerified && !existing.idpSubject && !existing.deletedAt && (!existing.passwordHash || existing.emailVerifiedAt);
     if (!linkable) throw emailTaken();
     await accounts.updateAccount(tx, existing.id, { idpSubject: person.subject, ...(existing.emailVerifiedAt ? {} : { emailVerifiedAt: now }) });
@@ -177,26 +178,38 @@ export async function receiveIdentityEvent(app: AppDeps, rawBody: Buffer, header
   const known = (IDP_USER_EVENTS as readonly string[]).includes(type);
   const person = known && type !== 'user.deleted' ? readIdpUser(data) : undefined;
   const subject = person?.subject ?? (known ? readSubject(data) : undefined);
-  try {
-    await app.database.db.transaction(async (tx) => {
-      const first = await accounts.recordMessage(tx, { messageId, eventType: type, subject: subject ?? null, receivedAt: now });
-      if (!first) {
-        log.info({ messageId, type }, 'identity webhook: message id seen before, nothing changed');
-        return;
-      }
-      let changed = true;
-      if (type === 'user.created') await provision(app, tx, person!);
-      else if (type === 'user.updated') changed = await update(app, tx, person!);
-      else if (type === 'user.deleted') changed = await remove(app, tx, subject!);
-      else log.info({ messageId, type }, 'identity webhook: event type ignored');
-      if (!changed) log.info({ messageId, type }, 'identity webhook: no live account for this user, nothing changed');
-    });
-  } catch (error) {
-    if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
-    throw error;
+  // A message about a user that another message is writing at the same time (the same user told twice, or two users
+  // given one username) meets that one's row only at its insert: it runs again from the start, and then sees the row
+  // (the same user: linked already; an address another account holds: 409; a username taken: another one).
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await app.database.db.transaction(async (tx) => {
+        const first = await accounts.recordMessage(tx, { messageId, eventType: type, subject: subject ?? null, receivedAt: now });
+        if (!first) {
+          log.info({ messageId, type }, 'identity webhook: message id seen before, nothing changed');
+          return;
+        }
+        let changed = true;
+        if (type === 'user.created') await provision(app, tx, person!);
+        else if (type === 'user.updated') changed = await update(app, tx, person!);
+        else if (type === 'user.deleted') changed = await remove(app, tx, subject!);
+        else log.info({ messageId, type }, 'identity webhook: event type ignored');
+        if (!changed) log.info({ messageId, type }, 'identity webhook: no live account for this user, nothing changed');
+      });
+      return { received: true };
+    } catch (error) {
+      const collided = CONCURRENT_WRITES.some((key) => isUniqueViolation(error, key));
+      if (collided && attempt < CONCURRENT_ATTEMPTS) continue;
+      if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
+      throw error;
+    }
   }
-  return { received: true };
 }
+
+/** The unique keys a message can meet when another message writes the same user, address or username at once. */
+const CONCURRENT_WRITES = ['users_email_key', 'users_username_key', 'users_idp_subject_key'];
+/** Runs of one message that met another's write (see `receiveIdentityEvent`). */
+const CONCURRENT_ATTEMPTS = 3;
 
 /** `data.id` of a `user.deleted` (whose data is only `{id, deleted: true}`). */
 function readSubject(data: Record<string, unknown>): string {
