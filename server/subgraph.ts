@@ -2,13 +2,12 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GraphQLError } from 'graphql';
 import { buildSubgraph, SUBGRAPH_NAMES, type SubgraphName } from '../subgraphs/index.js';
 import { toSubgraphError } from '../subgraphs/kernel/graphql-errors.js';
-import { createLogger, WELL_FORMED_REQUEST_ID } from '../subgraphs/kernel/logging.js';
+import { createLogger, requestIdFrom } from '../subgraphs/kernel/logging.js';
 import { serveMetrics } from '../subgraphs/kernel/metrics.js';
 import { operationTypePlugin } from '../subgraphs/kernel/operation.js';
 import { type AppConfig, type AppDeps, type RequestContext, INTERNAL_SECRET_HEADER, acceptedSecrets, loadConfig, safeEqual } from '../subgraphs/kernel/index.js';
@@ -71,8 +70,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
   http.use(httpMetrics());
   // The gateway's request id (x-request-id): on the answer and on every line logged while serving it.
   http.use((req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
+    const id = requestIdFrom(req.headers['x-request-id']);
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
     next();

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AppDeps, Caller, RequestContext } from '../../subgraphs/kernel/index.js';
-import { WELL_FORMED_REQUEST_ID } from '../../subgraphs/kernel/logging.js';
+import { requestIdFrom } from '../../subgraphs/kernel/logging.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -21,7 +20,7 @@ const REQUEST_LOG = Symbol('svc.requestLog');
 type Logged = Request & { [BASE_LOG]?: Logger; [REQUEST_LOG]?: Logger };
 
 /**
- * Request id (the caller's `x-request-id` when well-formed, see `WELL_FORMED_REQUEST_ID`, else a UUID) on the request,
+ * Request id (`requestIdFrom`: the caller's `x-request-id` when well-formed, else a UUID) on the request,
  * the response and every log line written while serving it (the request's context carries it: `requestLogger`), and
  * one line per answer when it is finished or its connection closed: `request completed` at `info`, or
  * `request errored` at `error` for a 5xx, with `req` (`id`, `method`, the path without its query), `res`
@@ -30,8 +29,7 @@ type Logged = Request & { [BASE_LOG]?: Logger; [REQUEST_LOG]?: Logger };
  */
 export function requestLogging(log: Logger): RequestHandler {
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
+    const id = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
     req.requestId = id;
     req.caller = null;

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { activeTraceIds } from './tracing.js';
 
 /** A well-formed client request id: 1 to 128 of `A-Z a-z 0-9 . _ : -` (anything else is replaced by a UUID). */
 export const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request's id: the `x-request-id` it came with when well-formed (`WELL_FORMED_REQUEST_ID`), else a new UUID. */
+export const requestIdFrom = (given: unknown): string => (typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID());
 
 /**
  * The logger of a line about one request: the service's own, with the request's id bound as `requestId`. Service code
