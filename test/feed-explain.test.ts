@@ -5,7 +5,8 @@
 // TOP, ACTIVE, first and second page) and search over GraphQL, captured from its own pool with their parameters;
 // each one that reads posts is EXPLAINed (FORMAT JSON): no plan node is a Seq Scan on posts, and the feed's and
 // search's indexes appear. The resource API's posts list (issue 15) is EXPLAINed as the generic plan PostgreSQL
-// keeps for its prepared statements. PostgreSQL only: the planner and its statistics are the point.
+// keeps for its prepared statements, and so are communityFeed's (custom plans too). PostgreSQL only: the planner and its
+// statistics are the point.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { issueTokens, openSession } from '../subgraphs/identity/index.js';
 import { SCALES, seedSocial, type SeedResult } from '../bench/seed-social.js';
@@ -103,10 +104,13 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
     );
   };
 
-  /** No statement scans posts sequentially, and `index` appears in the plans. */
-  const expectIndexed = async (statements: Statement[], index: string) => {
+  /** The generic plans of prepared statements (`explainGeneric`), as `explain` gives custom ones. */
+  const explainEachGeneric = (statements: Statement[]) => Promise.all(statements.map(async (s) => ({ text: s.text, nodes: await explainGeneric(s) })));
+
+  /** No statement scans posts sequentially, and `index` appears in the plans (custom plans, or `explainEachGeneric`'s). */
+  const expectIndexed = async (statements: Statement[], index: string, plansOf = explain) => {
     expect(statements.length).toBeGreaterThan(0);
-    const plans = await explain(statements);
+    const plans = await plansOf(statements);
     const seqScans = plans.flatMap((p) =>
       p.nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'posts').map(() => p.text.replace(/\s+/g, ' ').slice(0, 200)),
     );
@@ -140,24 +144,27 @@ onPostgres('EXPLAIN of the feed and search statements on 100,000 posts', () => {
     ['NEW', 'posts_feed_new_idx'],
     ['TOP', 'posts_feed_top_idx'],
     ['ACTIVE', 'posts_feed_active_idx'],
-  ])('communityFeed %s: the first and second page read %s, never a Seq Scan on posts', async (sort, index) => {
+  ])('communityFeed %s: the first and second page read %s, never a Seq Scan on posts, in the generic plans of its prepared statements too', async (sort, index) => {
     // The bench user's largest tribe and its smallest one.
     for (const c of [seed.benchTribes[0].id, seed.benchTribes.at(-1)!.id]) {
       const first = await run(COMMUNITY, { c, s: sort, f: 20 });
       expect(first.data.communityFeed.edges.length).toBeGreaterThanOrEqual(20);
       await expectIndexed(first.statements, index);
+      await expectIndexed(first.statements, index, explainEachGeneric);
       const second = await run(COMMUNITY, { c, s: sort, f: 20, a: first.data.communityFeed.pageInfo.endCursor });
       expect(second.data.communityFeed.edges).toHaveLength(20);
       await expectIndexed(second.statements, index);
+      await expectIndexed(second.statements, index, explainEachGeneric);
     }
   });
 
-  it("communityFeed's first page reads the tribe's pinned posts from posts_feed_pinned_idx, not every post of the tribe", async () => {
+  it("communityFeed's first page reads the tribe's pinned posts from posts_feed_pinned_idx, not every post of the tribe (custom and generic plans)", async () => {
     const c = seed.benchTribes[0].id;
     const first = await run(COMMUNITY, { c, s: 'NEW', f: 20 });
     const pinned = first.statements.filter((s) => /pinned_at"? is not null/i.test(s.text));
     expect(pinned).toHaveLength(1);
     await expectIndexed(pinned, 'posts_feed_pinned_idx');
+    await expectIndexed(pinned, 'posts_feed_pinned_idx', explainEachGeneric);
   });
 
   /**

@@ -1,11 +1,13 @@
 // Rows of a statement prepared with `preparedOnce` are mapped by `flatRows` (db/src/prepared.ts) when its selection is
-// plain columns: they must be exactly what drizzle's own mapping gives, for every column type of every table.
+// columns and expressions (nested one level when nothing is joined): they must be exactly what drizzle's own mapping
+// gives, for every column type of every table.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import { is, sql } from 'drizzle-orm';
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { preparedOnce } from '../db/src/index.js';
 import { posts } from '../subgraphs/content/content.tables.js';
+import { users } from '../subgraphs/identity/identity.tables.js';
 import { createPost, createTribe, join, signupUser } from './factory.js';
 import { sqlRows, startService, type TestService } from './support.js';
 
@@ -73,14 +75,32 @@ describe('rows of prepared statements (flatRows)', () => {
     expect(page.hotScore).toBe(1.25);
   });
 
-  it('leaves a nested selection to drizzle, and answers as drizzle does', async () => {
+  it('maps a selection nested one level in one table, with SQL expressions, as drizzle does; leaves a join to drizzle', async () => {
     const db = t.deps.database.db;
-    const build = (d: typeof db) => d.select({ post: { id: posts.id, createdAt: posts.createdAt }, body: posts.body }).from(posts).orderBy(posts.id).limit(5);
+    const build = (d: typeof db) =>
+      d
+        .select({ post: posts, key: sql<string>`${posts.createdAt}::text`, twice: sql`${posts.hotScore} * 2`.mapWith(Number), body: posts.body })
+        .from(posts)
+        .orderBy(posts.id)
+        .limit(5);
     const prepared = preparedOnce((d) => build(d).prepare('test_nested_posts'))(db);
-    expect((prepared as unknown as { customResultMapper?: unknown }).customResultMapper).toBeUndefined();
+    expect(typeof (prepared as unknown as { customResultMapper?: unknown }).customResultMapper).toBe('function');
     const rows = await prepared.execute();
-    expect(rows.length).toBeGreaterThan(0);
-    expect(rows).toEqual(await build(db));
+    const drizzle = await build(db);
+    expect(rows.length).toBeGreaterThan(1);
+    expect(rows).toEqual(drizzle);
+    expect(rows.map((r) => [Object.keys(r), Object.keys(r.post)])).toEqual(drizzle.map((r) => [Object.keys(r), Object.keys(r.post)]));
     expect(rows[0].post.createdAt).toBeInstanceOf(Date);
+    expect(typeof rows[0].twice).toBe('number');
+
+    // An outer join that finds nothing: drizzle answers the joined table's object as null, so it keeps the mapping.
+    const joined = (d: typeof db) =>
+      d.select({ post: { id: posts.id }, author: { id: users.id, username: users.username } }).from(posts).leftJoin(users, sql`false`).orderBy(posts.id).limit(5);
+    const preparedJoin = preparedOnce((d) => joined(d).prepare('test_nested_join'))(db);
+    expect((preparedJoin as unknown as { customResultMapper?: unknown }).customResultMapper).toBeUndefined();
+    const joinedRows = await preparedJoin.execute();
+    expect(joinedRows.length).toBeGreaterThan(1);
+    expect(joinedRows).toEqual(await joined(db));
+    expect(joinedRows[0].author).toBeNull();
   });
 });

@@ -1,12 +1,12 @@
-import { Column, is } from 'drizzle-orm';
+import { Column, is, SQL } from 'drizzle-orm';
 import type { Executor } from './database.js';
 
 /**
  * A statement prepared once per database handle: `build` makes the drizzle prepared query (placeholders for every
  * value, a unique statement name), and the returned function hands back the same one for the same handle. Hot paths
  * use it so a request neither rebuilds the SQL text nor makes PostgreSQL parse and plan it again on a connection
- * that has run it before. A transaction handle gets its own, dropped with it. Rows of a selection of plain columns
- * are mapped by `flatRows` (see there).
+ * that has run it before. A transaction handle gets its own, dropped with it. Rows of a selection of columns and
+ * expressions are mapped by `flatRows` (see there).
  */
 export function preparedOnce<T>(build: (db: Executor) => T): (db: Executor) => T {
   const byHandle = new WeakMap<Executor, T>();
@@ -25,27 +25,50 @@ interface SelectedField {
 interface DrizzlePrepared {
   fields?: SelectedField[];
   customResultMapper?: (rows: unknown[][]) => unknown;
+  /** The selection's tables by name (the table selected from, and any joined): one entry when nothing is joined. */
+  joinsNotNullableMap?: Record<string, boolean>;
+}
+
+interface Decoder {
+  mapFromDriverValue(value: unknown): unknown;
+}
+
+/** A field's decoder as drizzle's `mapResultRow` takes it: a column, or the decoder of an SQL expression. */
+function decoderOf(field: unknown): Decoder | undefined {
+  if (is(field, Column)) return field;
+  if (is(field, SQL)) return (field as unknown as { decoder: Decoder }).decoder; // internal to drizzle's types
+  if (is(field, SQL.Aliased)) return (field.sql as unknown as { decoder: Decoder }).decoder;
+  return undefined; // a subquery: drizzle maps it
 }
 
 /**
  * Drizzle maps each value of each row through `mapResultRow`, which works out per value what the field is and where
  * its value goes (nested selections, nulls of outer joins): a tenth of the service's CPU on the posts list, 50 rows
- * of 19 columns. For a selection of plain columns (every field a column at the top level: `select().from(t)`, or
- * `select({ a: t.a, ... })`) that comes to one object per row, each column's value mapped by the column itself
- * (`mapFromDriverValue`, null kept null), in the selection's order: `flatRows` does exactly that, with the mapping
- * decided once per statement. Any other selection keeps drizzle's mapping. Shown equal to drizzle's for every table
- * by test/prepared-rows.test.ts.
+ * of 19 columns. For a selection of columns and SQL expressions at the top level (`select().from(t)`, `select({ a:
+ * t.a, key: sql... })`), or one level down when nothing is joined (`select({ post: posts, key: sql... }).from(posts)`:
+ * without a join drizzle never turns a nested object into null), that comes to one object per row, each value mapped
+ * by its field's decoder (null kept null), nested objects made where their first field comes, in the selection's
+ * order: `flatRows` does exactly that, with the mapping decided once per statement. Any other selection keeps
+ * drizzle's mapping. Shown equal to drizzle's for every table, and for a nested selection, by
+ * test/prepared-rows.test.ts.
  */
-function flatRows(fields: SelectedField[]): ((rows: unknown[][]) => Record<string, unknown>[]) | undefined {
-  if (fields.length === 0 || !fields.every((f) => f.path.length === 1 && is(f.field, Column))) return undefined;
-  const names = fields.map((f) => f.path[0]);
-  const columns = fields.map((f) => f.field as Column);
+function flatRows(prepared: DrizzlePrepared): ((rows: unknown[][]) => Record<string, unknown>[]) | undefined {
+  const fields = prepared.fields ?? [];
+  const joined = Object.keys(prepared.joinsNotNullableMap ?? {}).length > 1;
+  const maxDepth = joined ? 1 : 2;
+  if (fields.length === 0 || !fields.every((f) => f.path.length <= maxDepth && decoderOf(f.field))) return undefined;
+  const names = fields.map((f) => f.path.at(-1)!);
+  const parents = fields.map((f) => (f.path.length === 2 ? f.path[0] : undefined));
+  const decoders = fields.map((f) => decoderOf(f.field)!);
   return (rows) =>
     rows.map((row) => {
       const out: Record<string, unknown> = {};
       for (let i = 0; i < names.length; i += 1) {
         const raw = row[i];
-        out[names[i]] = raw === null ? null : columns[i].mapFromDriverValue(raw);
+        const value = raw === null ? null : decoders[i].mapFromDriverValue(raw);
+        const parent = parents[i];
+        if (parent === undefined) out[names[i]] = value;
+        else ((out[parent] ??= {}) as Record<string, unknown>)[names[i]] = value;
       }
       return out;
     });
@@ -55,7 +78,7 @@ function flatRows(fields: SelectedField[]): ((rows: unknown[][]) => Record<strin
 function withFlatRows<T>(query: T): T {
   const prepared = query as DrizzlePrepared;
   if (prepared.fields && !prepared.customResultMapper) {
-    const mapper = flatRows(prepared.fields);
+    const mapper = flatRows(prepared);
     if (mapper) prepared.customResultMapper = mapper;
   }
   return query;

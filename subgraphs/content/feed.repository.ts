@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNotNull, isNull, or, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
 import { preparedOnce, type Executor } from '../../db/src/index.js';
 import { posts, type Post, type Visibility } from './content.tables.js';
 
@@ -129,43 +129,76 @@ export interface CommunityFeedArgs {
 
 const sortColumn = { NEW: posts.publishedAt, TOP: posts.hotScore, ACTIVE: posts.activeAt } as const;
 
-/** What a viewer sees of a tribe's published posts. */
-const visible = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean }) =>
-  and(
-    eq(posts.communityId, args.communityId),
-    eq(posts.status, 'published'),
-    or(inArray(posts.visibility, [...args.visibilities]), args.viewerId ? eq(posts.authorId, args.viewerId) : undefined),
-    args.seesRemoved ? undefined : or(isNull(posts.removedAt), args.viewerId ? eq(posts.authorId, args.viewerId) : undefined),
-  );
+/**
+ * What a viewer sees of a tribe's published posts, as parameters (`communityId`, `visibilities` as one text[], a
+ * `viewerId` that may be null and then matches no author, `seesRemoved`), so that one prepared statement serves every
+ * viewer. `status = 'published'` stays a literal: the partial indexes' predicate, which a parameter would hide from a
+ * generic plan.
+ */
+const visible = and(
+  eq(posts.communityId, sql.placeholder('communityId')),
+  sql`${posts.status} = 'published'`,
+  sql`(${posts.visibility} = any(${sql.placeholder('visibilities')}::text[]) or ${posts.authorId} = ${sql.placeholder('viewerId')}::uuid)`,
+  sql`(${sql.placeholder('seesRemoved')}::boolean or ${posts.removedAt} is null or ${posts.authorId} = ${sql.placeholder('viewerId')}::uuid)`,
+);
+
+/** The placeholders' values for a viewer's scope. */
+const scopeValues = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean }) => ({
+  communityId: args.communityId,
+  visibilities: [...args.visibilities],
+  viewerId: args.viewerId,
+  seesRemoved: !!args.seesRemoved,
+});
 
 /**
- * A page of a tribe's non-pinned published posts by `sort` (`desc, id desc`), keyset on the matching partial index.
- * The key compares as the index orders it: `(hot_score, id) < ($1::float8, $2::uuid)` for TOP, timestamps otherwise.
+ * A page of a tribe's non-pinned published posts by `sort` (`desc, id desc`), keyset on the matching partial index
+ * after the cursor's key when `after`; the key compares as the index orders it: `(hot_score, id) < ($1::float8,
+ * $2::uuid)` for TOP, timestamps otherwise.
  */
-export async function communityFeed(db: Executor, args: CommunityFeedArgs): Promise<FeedRow[]> {
-  const column = sortColumn[args.sort];
-  const keyset = !args.after
+function communityFeedSelect(db: Executor, sort: FeedSort, after: boolean) {
+  const column = sortColumn[sort];
+  const keyset = !after
     ? undefined
-    : args.sort === 'TOP'
-      ? sql`(${posts.hotScore}, ${posts.id}) < (${args.after[0]}::float8, ${args.after[1]}::uuid)`
-      : sql`(${column}, ${posts.id}) < (${args.after[0]}::timestamptz, ${args.after[1]}::uuid)`;
-  const key = args.sort === 'TOP' ? posts.hotScore : isoText(column);
+    : sql`(${column}, ${posts.id}) < (${sql.placeholder('afterKey')}::${sql.raw(sort === 'TOP' ? 'float8' : 'timestamptz')}, ${sql.placeholder('afterId')}::uuid)`;
+  const key = sort === 'TOP' ? posts.hotScore : isoText(column);
   return db
     .select({ post: posts, key })
     .from(posts)
-    .where(and(visible(args), isNull(posts.pinnedAt), keyset))
+    .where(and(visible, isNull(posts.pinnedAt), keyset))
     .orderBy(desc(column), desc(posts.id))
-    .limit(args.limit);
+    .limit(sql.placeholder('limit'));
+}
+
+/** The community feed prepared once per database: per sort, a first page and a page after a cursor. */
+const preparedFeed = (sort: FeedSort, after: boolean) =>
+  preparedOnce((db) => communityFeedSelect(db, sort, after).prepare(`content_community_feed_${sort.toLowerCase()}${after ? '_after' : ''}`));
+const communityFeedStatements = {
+  NEW: { first: preparedFeed('NEW', false), after: preparedFeed('NEW', true) },
+  TOP: { first: preparedFeed('TOP', false), after: preparedFeed('TOP', true) },
+  ACTIVE: { first: preparedFeed('ACTIVE', false), after: preparedFeed('ACTIVE', true) },
+};
+
+/** A page of a tribe's non-pinned published posts by `sort` (see `communityFeedSelect`), as a prepared statement. */
+export async function communityFeed(db: Executor, args: CommunityFeedArgs): Promise<FeedRow[]> {
+  const statements = communityFeedStatements[args.sort];
+  const values = { ...scopeValues(args), limit: args.limit };
+  if (!args.after) return statements.first(db).execute(values);
+  return statements.after(db).execute({ ...values, afterKey: args.after[0], afterId: args.after[1] });
 }
 
 /** Every pinned published post of a tribe the viewer sees, most recently pinned first (the first page's head). */
+const pinnedStatement = preparedOnce((db) =>
+  db
+    .select()
+    .from(posts)
+    .where(and(visible, isNotNull(posts.pinnedAt)))
+    .orderBy(desc(posts.pinnedAt), desc(posts.id))
+    .prepare('content_community_pinned'),
+);
+
 export async function pinnedPosts(
   db: Executor,
   args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean },
 ): Promise<Post[]> {
-  return db
-    .select()
-    .from(posts)
-    .where(and(visible(args), isNotNull(posts.pinnedAt)))
-    .orderBy(desc(posts.pinnedAt), desc(posts.id));
+  return pinnedStatement(db).execute(scopeValues(args));
 }
