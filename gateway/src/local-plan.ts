@@ -162,6 +162,7 @@ async function fetch(node: Extract<PlanNode, { kind: 'Fetch' }>, at: unknown[], 
   const targets: Data[] = [];
   for (const entity of entities) {
     const representation = represent(entity, node.requires);
+    if (representation === GATEWAY) return false;
     if (representation) {
       representations.push(representation);
       targets.push(entity);
@@ -179,8 +180,12 @@ async function fetch(node: Extract<PlanNode, { kind: 'Fetch' }>, at: unknown[], 
   return true;
 }
 
-/** An entity's representation from its `requires` selection (`... on T { __typename id }`), or null. */
-function represent(entity: Data, requires: NonNullable<Extract<PlanNode, { kind: 'Fetch' }>['requires']>): Data | null {
+/**
+ * An entity's representation from its `requires` selection (`... on T { __typename id }`), or null (the gateway
+ * skips the entity too). A key that is not a string (fetched unserialized: an ID the serializer would have made a
+ * string, or a key of another type) is the gateway's to send.
+ */
+function represent(entity: Data, requires: NonNullable<Extract<PlanNode, { kind: 'Fetch' }>['requires']>): Data | null | typeof GATEWAY {
   const representation: Data = Object.create(null);
   for (const fragment of requires) {
     if (fragment.kind !== Kind.INLINE_FRAGMENT || entity.__typename !== fragment.typeCondition) continue;
@@ -188,6 +193,7 @@ function represent(entity: Data, requires: NonNullable<Extract<PlanNode, { kind:
       if (field.kind !== Kind.FIELD) continue;
       const value = entity[field.name];
       if (value === undefined) return null;
+      if (typeof value !== 'string') return GATEWAY;
       representation[field.name] = value;
     }
   }
@@ -319,22 +325,30 @@ function compileValue(type: GraphQLOutputType, selectionSet: SelectionSetNode | 
   };
 }
 
-/** The gateway's `isValidLeafValue`: a value a subgraph sent that the API schema's leaf type accepts. */
+/**
+ * A leaf value the local plan answers as it is: one the subgraph's serializer would answer unchanged (the fetches
+ * leave built-in scalars and enums unserialized, see `LocalSubgraphSource.fetchFast`) and the gateway's
+ * `isValidLeafValue` accepts for the API schema's type. Anything else (a number for a String or an ID, a boolean
+ * for an Int, an Int out of 32 bits, a name the API schema's enum lacks) goes to the gateway, which runs the
+ * subgraph's serializers and answers their value or their error.
+ */
 function leafCheck(type: GraphQLOutputType): (value: unknown) => boolean {
-  const integer = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && /^-?\d+$/.test(String(v));
   if (isEnumType(type)) return (v) => typeof v === 'string' && type.getValue(v) !== undefined;
   switch (getNamedType(type).name) {
     case 'Boolean':
       return (v) => typeof v === 'boolean';
     case 'Int':
-      return integer;
+      return (v) => Number.isInteger(v) && (v as number) >= INT_MIN && (v as number) <= INT_MAX;
     case 'Float':
       return (v) => typeof v === 'number' && Number.isFinite(v);
     case 'ID':
-      return (v) => typeof v === 'string' || integer(v);
     case 'String':
       return (v) => typeof v === 'string';
     default:
-      return () => true; // custom scalars: taken as the subgraph serialised them
+      return () => true; // custom scalars: serialized by the subgraph
   }
 }
+
+/** GraphQL's Int: 32 bits, signed. */
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
