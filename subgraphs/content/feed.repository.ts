@@ -142,8 +142,11 @@ const visible = and(
   sql`(${sql.placeholder('seesRemoved')}::boolean or ${posts.removedAt} is null or ${posts.authorId} = ${sql.placeholder('viewerId')}::uuid)`,
 );
 
+/** Whose posts of which tribe a feed shows (see `visible`). */
+type FeedScope = Pick<CommunityFeedArgs, 'communityId' | 'visibilities' | 'viewerId' | 'seesRemoved'>;
+
 /** The placeholders' values for a viewer's scope. */
-const scopeValues = (args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean }) => ({
+const scopeValues = (args: FeedScope) => ({
   communityId: args.communityId,
   visibilities: [...args.visibilities],
   viewerId: args.viewerId,
@@ -186,7 +189,7 @@ export async function communityFeed(db: Executor, args: CommunityFeedArgs): Prom
   return statements.after(db).execute({ ...values, afterKey: args.after[0], afterId: args.after[1] });
 }
 
-/** Every pinned published post of a tribe the viewer sees, most recently pinned first (the first page's head). */
+/** The pinned posts' statement, prepared once per database. */
 const pinnedStatement = preparedOnce((db) =>
   db
     .select()
@@ -196,9 +199,7 @@ const pinnedStatement = preparedOnce((db) =>
     .prepare('content_community_pinned'),
 );
 
-export async function pinnedPosts(
-  db: Executor,
-  args: { communityId: string; visibilities: readonly Visibility[]; viewerId: string | null; seesRemoved?: boolean },
-): Promise<Post[]> {
+/** Every pinned published post of a tribe the viewer sees, most recently pinned first (the first page's head). */
+export async function pinnedPosts(db: Executor, args: FeedScope): Promise<Post[]> {
   return pinnedStatement(db).execute(scopeValues(args));
 }
