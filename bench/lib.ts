@@ -1,6 +1,9 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -219,4 +222,33 @@ export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ toke
   );
   await pool.query('analyze posts, users'); // as bench/posts.bench.ts: plans for the rows it reads
   return { token, url: `${base}/v1/communities/${tribe.data.id}/posts?per_page=50` };
+}
+
+/**
+ * A CPU profile of this process (the service it runs) under autocannon in a child process (`args`: autocannon's
+ * options and URL, 16 connections added): 3 s to warm up, then 10 s profiled; writes the profile to `out` and prints
+ * autocannon's summary and the process's CPU over the 10 s. The profiling scripts' common part.
+ */
+export async function profileUnderLoad(out: string, args: string[]): Promise<void> {
+  const cannon = (seconds: number) =>
+    new Promise<string>((resolve) => {
+      const child = spawn('node_modules/.bin/autocannon', ['-c', '16', '-d', String(seconds), ...args]);
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.stderr.on('data', (d) => (text += d));
+      child.on('close', () => resolve(text));
+    });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await cannon(3);
+  await session.post('Profiler.start');
+  const cpu = process.cpuUsage();
+  const summary = await cannon(10);
+  const used = process.cpuUsage(cpu);
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  writeFileSync(out, JSON.stringify(profile));
+  console.log(summary.split('\n').filter((line) => /Req\/Sec|requests in|non-2xx/.test(line)).join('\n'));
+  console.log(`service CPU ${((used.user + used.system) / 1e6).toFixed(2)} s over 10 s; profile written to ${out}`);
 }
