@@ -5,23 +5,15 @@
 // bench/posts.bench.ts. Run it on two commits (a worktree each) to compare them, alternating:
 //
 //   NODE_ENV=production node --import tsx bench/cpu-per-request.ts
-import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { BENCH_DATABASE_URL, postsAnchor, seedPostsList, startBenchService } from './lib.js';
+import { autocannonChild, BENCH_DATABASE_URL, postsAnchor, seedPostsList, startBenchService } from './lib.js';
 
 const { service, base } = await startBenchService();
 const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 10 }); // the anchor's, as in bench/posts.bench.ts
 const { token, url } = await seedPostsList(base, pool);
 
 /** autocannon in a child process (8 connections) sending `amount` requests, its summary lines. */
-const cannon = (amount: number, target = url) =>
-  new Promise<string>((resolve) => {
-    const child = spawn('node_modules/.bin/autocannon', ['-c', '8', '-a', String(amount), '-H', `authorization=Bearer ${token}`, target]);
-    let text = '';
-    child.stdout.on('data', (d) => (text += d));
-    child.stderr.on('data', (d) => (text += d));
-    child.on('close', () => resolve(text));
-  });
+const cannon = (amount: number, target = url) => autocannonChild(['-c', '8', '-a', String(amount), '-H', `authorization=Bearer ${token}`, target]);
 
 /** CPU of this process per request to `target`: best of four runs of 6,000 requests, after 3,000 to warm up. */
 async function cpuPerRequest(target: string): Promise<number[]> {

@@ -225,19 +225,25 @@ export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ toke
 }
 
 /**
+ * autocannon in a child process (its options and URL in `args`), so that this process's CPU is the service's alone:
+ * its summary lines once it ends.
+ */
+export const autocannonChild = (args: string[]) =>
+  new Promise<string>((resolve) => {
+    const child = spawn('node_modules/.bin/autocannon', args);
+    let text = '';
+    child.stdout.on('data', (d) => (text += d));
+    child.stderr.on('data', (d) => (text += d));
+    child.on('close', () => resolve(text));
+  });
+
+/**
  * A CPU profile of this process (the service it runs) under autocannon in a child process (`args`: autocannon's
  * options and URL, 16 connections added): 3 s to warm up, then 10 s profiled; writes the profile to `out` and prints
  * autocannon's summary and the process's CPU over the 10 s. The profiling scripts' common part.
  */
 export async function profileUnderLoad(out: string, args: string[]): Promise<void> {
-  const cannon = (seconds: number) =>
-    new Promise<string>((resolve) => {
-      const child = spawn('node_modules/.bin/autocannon', ['-c', '16', '-d', String(seconds), ...args]);
-      let text = '';
-      child.stdout.on('data', (d) => (text += d));
-      child.stderr.on('data', (d) => (text += d));
-      child.on('close', () => resolve(text));
-    });
+  const cannon = (seconds: number) => autocannonChild(['-c', '16', '-d', String(seconds), ...args]);
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
