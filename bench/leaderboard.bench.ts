@@ -2,8 +2,7 @@
 // PostgreSQL: p99 of one page beside a bare node:http handler running the one equivalent SQL query (with the join
 // to users the service does not do), and SQL statements per leaderboard page at per_page 10 and 50.
 import pg from 'pg';
-import { randomBytes } from 'node:crypto';
-import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, serviceStatements, report, startBenchService, ISSUE_32 } from './lib.js';
+import { BENCH_DATABASE_URL, alternate, bareServer, costSplit, executionPaths, leaderboardAnchor, seedLeaderboard, serviceStatements, report, startBenchService, ISSUE_32 } from './lib.js';
 
 const PARTICIPANTS = 10_000;
 
@@ -16,47 +15,7 @@ export default async function leaderboardBench(): Promise<void> {
   const { service, base } = await startBenchService();
   const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 10 });
   try {
-    const tag = randomBytes(4).toString('hex');
-    const signup = await json(base, '/auth/signup', {
-      method: 'POST',
-      body: JSON.stringify({ email: `lb_${tag}@example.com`, password: 'bench-password-1', username: `lb_${tag}`, displayName: `Bench ${tag}` }),
-    });
-    if (signup.status !== 201) throw new Error(`signup: ${signup.status}`);
-    const login = await json(base, '/v1/auth/login', { method: 'POST', body: JSON.stringify({ email: `lb_${tag}@example.com`, password: 'bench-password-1' }) });
-    const headers = { authorization: `Bearer ${login.body.data.access_token}` };
-    const tribe = await json(base, '/v1/communities', { method: 'POST', headers, body: JSON.stringify({ name: `Leaderboard ${tag}`, handle: `lb-${tag}` }) });
-    const communityId: string = tribe.body.data.id;
-    const challenge = await json(base, `/v1/communities/${communityId}/challenges`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ title: 'Bench challenge', duration_days: 30, challenge_type: 'daily', access_type: 'free', xp_reward: 100 }),
-    });
-    const challengeId: string = challenge.body.data.id;
-
-    // 10,000 participants seeded with SQL: users, memberships and enrollments with spread-out progress.
-    await pool.query(
-      `insert into users (email, username, display_name)
-       select 'lb_' || $1 || '_' || g || '@example.com', 'lb_' || $1 || '_' || g, 'Participant ' || g from generate_series(1, $2::int) g`,
-      [tag, PARTICIPANTS],
-    );
-    await pool.query(
-      `insert into members (community_id, user_id, role)
-       select $1, id, 'member' from users where username like 'lb\\_' || $2 || '\\_%'`,
-      [communityId, tag],
-    );
-    await pool.query(
-      `insert into challenge_enrollments (challenge_id, community_id, user_id, status, started_at, completed_days, streak_run,
-                                          last_checkin_day, last_checkin_at, xp_earned)
-       select $1, $2, u.id, 'active', now() - interval '29 days', d.days, least(d.days, 1 + (d.n % 7)), d.days,
-              now() - (d.n % 1000 || ' seconds')::interval, d.days * 10 + (d.n % 3) * 5
-       from users u
-       cross join lateral (select hashtext(u.username) & 2147483647 as n) h
-       cross join lateral (select h.n as n, h.n % 30 as days) d
-       where u.username like 'lb\\_' || $3 || '\\_%'`,
-      [challengeId, communityId, tag],
-    );
-    await pool.query('analyze challenge_enrollments');
-
+    const { headers, communityId, challengeId } = await seedLeaderboard(base, pool, PARTICIPANTS);
     const path = (perPage: number) => `/v1/communities/${communityId}/challenges/${challengeId}/leaderboard?per_page=${perPage}`;
     const check = await json(base, path(50), { headers });
     if (check.status !== 200 || check.body.data.length !== 50 || !check.body.data[0].display_name) {
@@ -71,18 +30,7 @@ export default async function leaderboardBench(): Promise<void> {
     const s10 = await statementsFor(10);
     const s50 = await statementsFor(50);
 
-    const bare = await bareServer(async (url) => {
-      const rows = await pool.query(
-        `select e.user_id, u.username, u.display_name, e.completed_days, e.streak_run, e.last_checkin_day, e.started_at, e.xp_earned,
-                e.last_checkin_at
-         from challenge_enrollments e join users u on u.id = e.user_id
-         where e.challenge_id = $1
-         order by e.completed_days desc, e.xp_earned desc, e.last_checkin_at asc nulls last, e.id
-         limit $2`,
-        [url.searchParams.get('c'), 51],
-      );
-      return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
-    });
+    const bare = await leaderboardAnchor(pool);
 
     // The service's own statement per request (the page: the caller's suspension, the tribe, the caller's role, the
     // challenge and the participants' users are remembered across requests since migration 0024), with nothing of

@@ -138,6 +138,24 @@ export const postsAnchor = (pool: pg.Pool) =>
     return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
   });
 
+/**
+ * The leaderboard bench's anchor: a bare node:http handler running the one equivalent SQL query (with the join to users
+ * the service does not do) for the challenge in `?c=`, its first page of 50.
+ */
+export const leaderboardAnchor = (pool: pg.Pool) =>
+  bareServer(async (url) => {
+    const rows = await pool.query(
+      `select e.user_id, u.username, u.display_name, e.completed_days, e.streak_run, e.last_checkin_day, e.started_at, e.xp_earned,
+              e.last_checkin_at
+       from challenge_enrollments e join users u on u.id = e.user_id
+       where e.challenge_id = $1
+       order by e.completed_days desc, e.xp_earned desc, e.last_checkin_at asc nulls last, e.id
+       limit $2`,
+      [url.searchParams.get('c'), 51],
+    );
+    return { data: rows.rows.slice(0, 50), pagination: { page: 1, per_page: 50, has_more: rows.rows.length > 50 } };
+  });
+
 /** How the service's gateway ran queries so far: on one subgraph's schema, as a local plan, or through the gateway again. */
 export function executionPaths(service: Service): string {
   const { direct, local, fallback, fixed } = service.graph.direct;
@@ -222,6 +240,62 @@ export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ toke
   );
   await pool.query('analyze posts, users'); // as bench/posts.bench.ts: plans for the rows it reads
   return { token, url: `${base}/v1/communities/${tribe.data.id}/posts?per_page=50` };
+}
+
+/**
+ * The leaderboard bench/leaderboard.bench.ts and bench/profile-leaderboard.ts load: a tribe, a challenge and
+ * `participants` members enrolled with spread-out progress (seeded with SQL), fresh statistics; the owner's headers.
+ */
+export async function seedLeaderboard(
+  base: string,
+  pool: pg.Pool,
+  participants: number,
+): Promise<{ headers: Record<string, string>; communityId: string; challengeId: string }> {
+  const json = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const tag = randomBytes(4).toString('hex');
+  const signup = await json('/auth/signup', {
+    method: 'POST',
+    body: JSON.stringify({ email: `lb_${tag}@example.com`, password: 'bench-password-1', username: `lb_${tag}`, displayName: `Bench ${tag}` }),
+  });
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status}`);
+  const login = await json('/v1/auth/login', { method: 'POST', body: JSON.stringify({ email: `lb_${tag}@example.com`, password: 'bench-password-1' }) });
+  const headers = { authorization: `Bearer ${login.body.data.access_token}` };
+  const tribe = await json('/v1/communities', { method: 'POST', headers, body: JSON.stringify({ name: `Leaderboard ${tag}`, handle: `lb-${tag}` }) });
+  const communityId: string = tribe.body.data.id;
+  const challenge = await json(`/v1/communities/${communityId}/challenges`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ title: 'Bench challenge', duration_days: 30, challenge_type: 'daily', access_type: 'free', xp_reward: 100 }),
+  });
+  const challengeId: string = challenge.body.data.id;
+
+  // The participants seeded with SQL: users, memberships and enrollments with spread-out progress.
+  await pool.query(
+    `insert into users (email, username, display_name)
+     select 'lb_' || $1 || '_' || g || '@example.com', 'lb_' || $1 || '_' || g, 'Participant ' || g from generate_series(1, $2::int) g`,
+    [tag, participants],
+  );
+  await pool.query(
+    `insert into members (community_id, user_id, role)
+     select $1, id, 'member' from users where username like 'lb\\_' || $2 || '\\_%'`,
+    [communityId, tag],
+  );
+  await pool.query(
+    `insert into challenge_enrollments (challenge_id, community_id, user_id, status, started_at, completed_days, streak_run,
+                                        last_checkin_day, last_checkin_at, xp_earned)
+     select $1, $2, u.id, 'active', now() - interval '29 days', d.days, least(d.days, 1 + (d.n % 7)), d.days,
+            now() - (d.n % 1000 || ' seconds')::interval, d.days * 10 + (d.n % 3) * 5
+     from users u
+     cross join lateral (select hashtext(u.username) & 2147483647 as n) h
+     cross join lateral (select h.n as n, h.n % 30 as days) d
+     where u.username like 'lb\\_' || $3 || '\\_%'`,
+    [challengeId, communityId, tag],
+  );
+  await pool.query('analyze challenge_enrollments');
+  return { headers, communityId, challengeId };
 }
 
 /**

@@ -48,7 +48,7 @@ function decoderOf(field: unknown): Decoder | undefined {
  * t.a, key: sql... })`), or one level down when nothing is joined (`select({ post: posts, key: sql... }).from(posts)`:
  * without a join drizzle never turns a nested object into null), that comes to one object per row, each value mapped
  * by its field's decoder (null kept null), nested objects made where their first field comes, in the selection's
- * order: `flatRows` does exactly that, with the mapping decided once per statement. Any other selection keeps
+ * order: `flatRows` does exactly that, as code written once per statement. Any other selection keeps
  * drizzle's mapping. Shown equal to drizzle's for every table, and for a nested selection, by
  * test/prepared-rows.test.ts.
  */
@@ -57,21 +57,26 @@ function flatRows(prepared: DrizzlePrepared): ((rows: unknown[][]) => Record<str
   const joined = Object.keys(prepared.joinsNotNullableMap ?? {}).length > 1;
   const maxDepth = joined ? 1 : 2;
   if (fields.length === 0 || !fields.every((f) => f.path.length <= maxDepth && decoderOf(f.field))) return undefined;
-  const names = fields.map((f) => f.path.at(-1)!);
-  const parents = fields.map((f) => (f.path.length === 2 ? f.path[0] : undefined));
+  // The row as one object literal, written once per statement: each object is made with all its properties at once
+  // (one shape, no growing property store), and each value's decoder is called at a site of its own. `top` holds
+  // each top-level key with its field's index, or with the name of the nested object its fields make.
+  const top: [string, number | string][] = [];
+  const nested = new Map<string, [string, number][]>();
+  fields.forEach(({ path }, i) => {
+    const [parent, name] = path;
+    if (path.length === 1) top.push([parent, i]);
+    else if (nested.has(parent)) nested.get(parent)!.push([name, i]);
+    else {
+      top.push([parent, parent]);
+      nested.set(parent, [[name, i]]);
+    }
+  });
+  const value = (i: number) => `row[${i}] === null ? null : d[${i}].mapFromDriverValue(row[${i}])`;
+  const object = (entries: [string, string][]) => `{ ${entries.map(([key, body]) => `${JSON.stringify(key)}: ${body}`).join(', ')} }`;
+  const literal = object(top.map(([key, at]) => [key, typeof at === 'number' ? value(at) : object(nested.get(at)!.map(([k, i]) => [k, value(i)]))]));
   const decoders = fields.map((f) => decoderOf(f.field)!);
-  return (rows) =>
-    rows.map((row) => {
-      const out: Record<string, unknown> = {};
-      for (let i = 0; i < names.length; i += 1) {
-        const raw = row[i];
-        const value = raw === null ? null : decoders[i].mapFromDriverValue(raw);
-        const parent = parents[i];
-        if (parent === undefined) out[names[i]] = value;
-        else ((out[parent] ??= {}) as Record<string, unknown>)[names[i]] = value;
-      }
-      return out;
-    });
+  const row = new Function('d', `return (row) => (${literal});`)(decoders) as (row: unknown[]) => Record<string, unknown>;
+  return (rows) => rows.map(row);
 }
 
 /** Sets `flatRows` as the prepared query's row mapping when its selection allows (drizzle calls it with the rows). */

@@ -1,12 +1,12 @@
 /**
- * `date.toISOString()`, about three times faster: the DateTime scalar formats every timestamp of every answer (a page
+ * `date.toISOString()`, about three times faster, as one flat string: the DateTime scalar formats every timestamp of every answer (a page
  * of 50 posts has over a hundred), and V8's `toISOString` was 5 to 6% of the service's CPU on the posts list.
  * Years 0000 to 9999 are formatted here from the time value (days to a civil date by Howard Hinnant's
  * `civil_from_days`); anything else, an invalid date included, is left to `toISOString` (which throws the same
  * RangeError for an invalid one).
  */
-const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
-const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const TENS = Array.from({ length: 100 }, (_, i) => 48 + Math.floor(i / 10)); // char codes of i's two digits
+const UNITS = Array.from({ length: 100 }, (_, i) => 48 + (i % 10));
 const DAY_MS = 86_400_000;
 const YEAR_0 = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
 const YEAR_10000 = 253_402_300_800_000; // 10000-01-01T00:00:00.000Z
@@ -31,5 +31,14 @@ export function isoTime(date: Date): string {
   ms -= minutes * 60_000;
   const seconds = Math.floor(ms / 1000);
   ms -= seconds * 1000;
-  return `${TWO[Math.floor(year / 100)]}${TWO[year % 100]}-${TWO[month]}-${TWO[day]}T${TWO[hours]}:${TWO[minutes]}:${TWO[seconds]}.${THREE[ms]}Z`;
+  // One flat string from its 24 character codes (a template literal of 15 parts makes a chain of partial strings).
+  const century = Math.floor(year / 100);
+  const yy = year % 100;
+  const cs = Math.floor(ms / 10);
+  // prettier-ignore
+  return String.fromCharCode(
+    TENS[century], UNITS[century], TENS[yy], UNITS[yy], 45, TENS[month], UNITS[month], 45, TENS[day], UNITS[day], 84,
+    TENS[hours], UNITS[hours], 58, TENS[minutes], UNITS[minutes], 58, TENS[seconds], UNITS[seconds], 46,
+    TENS[cs], UNITS[cs], 48 + (ms % 10), 90,
+  );
 }
