@@ -66,7 +66,9 @@ export const contextOf = (app: AppDeps, req: Request): RequestContext => ({
   app,
   caller: req.caller,
   requestId: req.requestId,
-  clientAddress: req.ip ?? req.socket.remoteAddress,
+  // `trust proxy` is off (app.ts), so this is what `req.ip` answers, without proxy-addr parsing X-Forwarded-For into
+  // a list of addresses at every read to drop all but this one.
+  clientAddress: req.socket.remoteAddress,
 });
 
 /** Wraps an async handler (Express 5 forwards rejections; this keeps handler signatures short). */
