@@ -41,8 +41,7 @@ export default async function leaderboardBench(): Promise<void> {
       const c = url.searchParams.get('c');
       const page = await pool.query({
         name: 'bench_leaderboard_page',
-        text: `select id, challenge_id, community_id, user_id, status, order_id, started_at, completed_days, streak_run,
-                      last_checkin_day, last_checkin_at, xp_earned, completed_at, created_at
+        text: `select user_id, status, started_at, completed_days, streak_run, last_checkin_day, last_checkin_at, xp_earned
                from challenge_enrollments where challenge_id = $1
                order by completed_days desc, xp_earned desc, last_checkin_at asc nulls last, id asc limit $2 offset $3`,
         values: [c, 51, 0],

@@ -105,18 +105,31 @@ export async function checkedInDays(db: Executor, enrollmentId: string): Promise
   return rows.map((r) => r.day);
 }
 
+/** What a leaderboard entry is made of: the enrollment's columns the page shows or computes the streak from. */
+const leaderboardColumns = {
+  userId: challengeEnrollments.userId,
+  status: challengeEnrollments.status,
+  startedAt: challengeEnrollments.startedAt,
+  completedDays: challengeEnrollments.completedDays,
+  streakRun: challengeEnrollments.streakRun,
+  lastCheckinDay: challengeEnrollments.lastCheckinDay,
+  lastCheckinAt: challengeEnrollments.lastCheckinAt,
+  xpEarned: challengeEnrollments.xpEarned,
+};
+export type LeaderboardRow = Pick<ChallengeEnrollment, keyof typeof leaderboardColumns>;
+
 /**
  * One leaderboard page: completed days (desc), then XP earned in the challenge (desc), then who reached it
  * first (last check-in asc, never checked in last), then id. One statement prepared once per database, served
- * by `challenge_enrollments_leaderboard_idx`.
+ * by `challenge_enrollments_leaderboard_idx`; it reads only the columns an entry is made of.
  */
-export async function leaderboard(db: Executor, challengeId: string, limit: number, offset: number): Promise<ChallengeEnrollment[]> {
+export async function leaderboard(db: Executor, challengeId: string, limit: number, offset: number): Promise<LeaderboardRow[]> {
   return leaderboardPage(db).execute({ challengeId, limit, offset });
 }
 
 const leaderboardPage = preparedOnce((db) =>
   db
-    .select()
+    .select(leaderboardColumns)
     .from(challengeEnrollments)
     .where(eq(challengeEnrollments.challengeId, sql.placeholder('challengeId')))
     .orderBy(
