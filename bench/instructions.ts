@@ -1,7 +1,8 @@
 // Instructions the service executes per request on the posts list or the leaderboard, counted by valgrind's callgrind
 // (not a benchmark: `npm run bench` runs *.bench.ts only). On a shared machine a request's CPU time moves by a third
 // from run to run, which hides a change of a few percent; the count of instructions moves by about 1% (the JIT and the
-// collector still vary a little). The service runs in this process under callgrind with instrumentation off, is
+// collector still vary a little). The service runs in this process under callgrind with instrumentation off (its job
+// queue off, whose polls would be counted with the requests), is
 // seeded like bench/posts.bench.ts or bench/leaderboard.bench.ts and warmed up by 2,000 requests (autocannon in a
 // child process, 8 connections, not instrumented), then counts the instructions of every thread over 500 requests:
 //
@@ -16,7 +17,7 @@ import { autocannonChild, BENCH_DATABASE_URL, seedLeaderboard, seedPostsList, st
 
 const REQUESTS = 500;
 const which = process.argv[2] === 'posts' ? 'posts' : 'leaderboard';
-const { service, base } = await startBenchService();
+const { service, base } = await startBenchService({ WORKER_ENABLED: 'false' }); // the job queue's polls are no request's work
 const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 2 });
 
 /** The URL to load and its authorization header, seeded as the bench of the same name. */
