@@ -24,8 +24,7 @@ async function target(): Promise<{ url: string; authorization: string; anchor: A
     const { token, url } = await seedPostsList(base, pool);
     return { url, authorization: `Bearer ${token}`, anchor: await postsAnchor(pool), c: url.split('/communities/')[1].split('/')[0] };
   }
-  const { headers, communityId, challengeId } = await seedLeaderboard(base, pool, 10_000);
-  const url = `${base}/v1/communities/${communityId}/challenges/${challengeId}/leaderboard?per_page=50`;
+  const { headers, challengeId, url } = await seedLeaderboard(base, pool, 10_000);
   return { url, authorization: headers.authorization, anchor: await leaderboardAnchor(pool), c: challengeId };
 }
 const { url, authorization, anchor, c } = await target();

@@ -1,10 +1,10 @@
 // Instructions the service executes per request on the posts list or the leaderboard, counted by valgrind's callgrind
 // (not a benchmark: `npm run bench` runs *.bench.ts only). On a shared machine a request's CPU time moves by a third
 // from run to run, which hides a change of a few percent; the count of instructions moves by about 1% (the JIT and the
-// collector still vary a little). The service runs in this process under callgrind with instrumentation off (its job
-// queue off, whose polls would be counted with the requests), is
-// seeded like bench/posts.bench.ts or bench/leaderboard.bench.ts and warmed up by 2,000 requests (autocannon in a
-// child process, 8 connections, not instrumented), then counts the instructions of every thread over 500 requests:
+// collector still vary a little). The service runs in this process under callgrind with instrumentation off and its
+// job queue off (its polls would be counted with the requests), is seeded like bench/posts.bench.ts or
+// bench/leaderboard.bench.ts, warmed up by 2,000 requests (autocannon in a child process, 8 connections, not
+// instrumented), then the instructions of every thread are counted over 500 requests:
 //
 //   NODE_ENV=production valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cg.out \
 //     node --import tsx bench/instructions.ts [posts|leaderboard]
@@ -26,8 +26,8 @@ async function target(): Promise<{ url: string; authorization: string }> {
     const { token, url } = await seedPostsList(base, pool);
     return { url, authorization: `Bearer ${token}` };
   }
-  const { headers, communityId, challengeId } = await seedLeaderboard(base, pool, 10_000);
-  return { url: `${base}/v1/communities/${communityId}/challenges/${challengeId}/leaderboard?per_page=50`, authorization: headers.authorization };
+  const { headers, url } = await seedLeaderboard(base, pool, 10_000);
+  return { url, authorization: headers.authorization };
 }
 const { url, authorization } = await target();
 const cannon = (amount: number) => autocannonChild(['-c', '8', '-a', String(amount), '-H', `authorization=${authorization}`, url]);

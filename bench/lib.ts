@@ -244,13 +244,14 @@ export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ toke
 
 /**
  * The leaderboard bench/leaderboard.bench.ts and bench/profile-leaderboard.ts load: a tribe, a challenge and
- * `participants` members enrolled with spread-out progress (seeded with SQL), fresh statistics; the owner's headers.
+ * `participants` members enrolled with spread-out progress (seeded with SQL), fresh statistics; the owner's headers
+ * and the URL of the first page of 50.
  */
 export async function seedLeaderboard(
   base: string,
   pool: pg.Pool,
   participants: number,
-): Promise<{ headers: Record<string, string>; communityId: string; challengeId: string }> {
+): Promise<{ headers: Record<string, string>; communityId: string; challengeId: string; url: string }> {
   const json = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
     return { status: res.status, body: (await res.json()) as any };
@@ -295,7 +296,8 @@ export async function seedLeaderboard(
     [challengeId, communityId, tag],
   );
   await pool.query('analyze challenge_enrollments');
-  return { headers, communityId, challengeId };
+  const url = `${base}/v1/communities/${communityId}/challenges/${challengeId}/leaderboard?per_page=50`;
+  return { headers, communityId, challengeId, url };
 }
 
 /**

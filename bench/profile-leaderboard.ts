@@ -9,13 +9,9 @@ import { BENCH_DATABASE_URL, profileUnderLoad, seedLeaderboard, startBenchServic
 const out = process.argv[2] ?? '/tmp/leaderboard-service.cpuprofile';
 const { service, base } = await startBenchService();
 const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 2 });
-const { headers, communityId, challengeId } = await seedLeaderboard(base, pool, 10_000);
+const { headers, url } = await seedLeaderboard(base, pool, 10_000);
 
-await profileUnderLoad(out, [
-  '-H',
-  `authorization=${headers.authorization}`,
-  `${base}/v1/communities/${communityId}/challenges/${challengeId}/leaderboard?per_page=50`,
-]);
+await profileUnderLoad(out, ['-H', `authorization=${headers.authorization}`, url]);
 await pool.end();
 await service.stop();
 process.exit(0);
