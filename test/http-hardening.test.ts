@@ -12,6 +12,14 @@ function expectSecurityHeaders(res: request.Response): void {
   expect(res.headers['referrer-policy']).toBe('no-referrer');
   expect(res.headers['x-frame-options']).toBe('DENY');
   expect(res.headers['content-security-policy']).toBe(JSON_CSP);
+  // The rest of what helmet sets (read once at start-up, set at every response: rest-facade/src/security-headers.ts).
+  expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+  expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+  expect(res.headers['origin-agent-cluster']).toBe('?1');
+  expect(res.headers['x-dns-prefetch-control']).toBe('off');
+  expect(res.headers['x-download-options']).toBe('noopen');
+  expect(res.headers['x-permitted-cross-domain-policies']).toBe('none');
+  expect(res.headers['x-xss-protection']).toBe('0');
 }
 
 /** What a raw TCP client saw: the bytes it got back and how long the server kept the connection. */

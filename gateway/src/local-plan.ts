@@ -264,23 +264,36 @@ function compileObject(type: GraphQLObjectType, selectionSet: SelectionSetNode, 
     if (!shape) return undefined;
     compiled.push({ key: field.key, shape });
   }
-  // Plain objects (no key of Object.prototype is compiled): every object of a type gets its keys in one order, so
-  // they share one hidden class, and JSON.stringify walks them on its fast path; a null-prototype object is a
-  // dictionary to V8.
-  return (input) => {
-    const source = input as Data;
-    const output: Data = {};
-    for (const { key, typename, shape } of compiled) {
-      if (typename) {
-        output[key] = typename;
-        continue;
-      }
-      const value = shape!(source[key] ?? null);
-      if (value === GATEWAY) return GATEWAY;
-      output[key] = value;
+  return objectShaper(compiled);
+}
+
+/**
+ * The shaper of one selection on an object type, written once as code (as `flatRows` in db/src/prepared.ts writes
+ * a row's): each field read and checked at a site of its own, the result one object literal with the selection's
+ * keys in order. A loop of `output[key] = value` over the fields was one site for every type and key (V8's
+ * megamorphic lookups at each field, and the object grown key by key). The keys are response names of a parsed
+ * document (GraphQL names), none of Object.prototype's (`compileObject` leaves those to the gateway), and are written
+ * as JSON string literals.
+ *
+ * Plain objects: every object of a type gets its keys in one order, so they share one hidden class, and
+ * JSON.stringify walks them on its fast path; a null-prototype object is a dictionary to V8.
+ */
+function objectShaper(compiled: ReadonlyArray<{ key: string; typename?: string; shape?: Shape }>): Shape {
+  const reads: string[] = [];
+  const properties: string[] = [];
+  const shapes: Shape[] = [];
+  compiled.forEach(({ key, typename, shape }, i) => {
+    const name = JSON.stringify(key);
+    if (typename !== undefined) {
+      properties.push(`${name}: ${JSON.stringify(typename)}`);
+      return;
     }
-    return output;
-  };
+    reads.push(`const v${i} = s${shapes.length}(source[${name}] ?? null);\n  if (v${i} === GATEWAY) return GATEWAY;`);
+    properties.push(`${name}: v${i}`);
+    shapes.push(shape!);
+  });
+  const code = `return function shape(source) {\n  ${reads.join('\n  ')}\n  return { ${properties.join(', ')} };\n};`;
+  return new Function('GATEWAY', ...shapes.map((_, i) => `s${i}`), code)(GATEWAY, ...shapes) as Shape;
 }
 
 function compileValue(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>): Shape | undefined {

@@ -33,9 +33,6 @@ export const resolvers: Resolvers = {
     challenge: async (c, _, ctx, info) => nonNull(await service.readableChallenge(ctx, c.challengeId), info),
     user: (c) => ref('User', c.userId),
   },
-  LeaderboardEntry: {
-    user: (e) => ref('User', e.userId),
-  },
   ChallengeEnrollResult: {
     order: (r) => ref('Order', r.order?.id),
   },

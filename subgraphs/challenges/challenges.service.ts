@@ -164,6 +164,8 @@ export async function progress(ctx: RequestContext, communityId: string | null |
 export interface LeaderboardEntry {
   rank: number;
   userId: string;
+  /** The participant's reference, built here: a field without a resolver is read as a property by graphql-jit. */
+  user: { __typename: 'User'; id: string };
   completedDays: number;
   currentStreak: number;
   xpEarned: number;
@@ -193,6 +195,7 @@ export async function leaderboard(
     items: page.items.map((e, i) => ({
       rank: p.offset + i + 1,
       userId: e.userId,
+      user: { __typename: 'User', id: e.userId },
       completedDays: e.completedDays,
       currentStreak: currentStreak(e, challenge.durationDays, dayAt(e.startedAt, now)),
       xpEarned: e.xpEarned,
