@@ -23,7 +23,7 @@ const pool = new pg.Pool({ connectionString: BENCH_DATABASE_URL, max: 10 });
 const seeded = which === 'posts' ? await seedPostsList(base, pool) : await seedLeaderboard(base, pool, 10_000);
 const authorization = 'token' in seeded ? `Bearer ${seeded.token}` : seeded.headers.authorization;
 const anchor = which === 'posts' ? await postsAnchor(pool) : await leaderboardAnchor(pool);
-const c = 'challengeId' in seeded ? seeded.challengeId : seeded.url.split('/communities/')[1].split('/')[0];
+const c = 'challengeId' in seeded ? seeded.challengeId : seeded.communityId;
 const url = subject === 'anchor' ? `${anchor.base}/?c=${c}` : seeded.url;
 const cannon = (amount: number) => autocannonChild(['-c', '8', '-a', String(amount), '-H', `authorization=${authorization}`, url]);
 

@@ -214,7 +214,7 @@ export function report(name: string, subject: LoadResult, anchor: LoadResult, go
  * The posts list the profiling scripts load (bench/profile-posts.ts, bench/cpu-per-request.ts), seeded like
  * bench/posts.bench.ts: ten authors, a tribe, 500 posts, fresh statistics; its URL and the first author's access token.
  */
-export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ token: string; url: string }> {
+export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ token: string; url: string; communityId: string }> {
   const json = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(base + path, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
     return (await res.json()) as any;
@@ -239,7 +239,7 @@ export async function seedPostsList(base: string, pool: pg.Pool): Promise<{ toke
     [tribe.data.id, authors],
   );
   await pool.query('analyze posts, users'); // as bench/posts.bench.ts: plans for the rows it reads
-  return { token, url: `${base}/v1/communities/${tribe.data.id}/posts?per_page=50` };
+  return { token, url: `${base}/v1/communities/${tribe.data.id}/posts?per_page=50`, communityId: tribe.data.id };
 }
 
 /**
