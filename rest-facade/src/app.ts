@@ -27,6 +27,7 @@ import { consoleRouter } from './portal/console.js';
 import { RESOURCE_OPENAPI } from './resource/openapi.js';
 import { resourceErrors, resourceRouter } from './resource/router.js';
 import { securityHeaders } from './security-headers.js';
+import { stableShapes } from './stable-shapes.js';
 
 /** Errors before GraphQL execution (malformed JSON, oversized body) in the GraphQL envelope. */
 const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
@@ -68,6 +69,7 @@ export async function closeHttpApp(http: Express): Promise<void> {
  */
 export function createHttpApp(app: AppDeps, graph: Graph): Express {
   const http = express();
+  stableShapes(http); // one chain of hidden classes for every request and response (see there)
   http.disable('x-powered-by');
   http.set('trust proxy', false);
   http.set('query parser', 'simple');

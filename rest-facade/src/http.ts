@@ -14,9 +14,9 @@ declare global {
 }
 
 /** The process's logger, kept on each request for `requestLog`. */
-const BASE_LOG = Symbol('svc.baseLog');
+export const BASE_LOG = Symbol('svc.baseLog');
 /** The request's own logger, made by `requestLog` the first time it is asked for. */
-const REQUEST_LOG = Symbol('svc.requestLog');
+export const REQUEST_LOG = Symbol('svc.requestLog');
 type Logged = Request & { [BASE_LOG]?: Logger; [REQUEST_LOG]?: Logger };
 
 /**
