@@ -17,6 +17,7 @@ import { httpMetrics } from '../rest-facade/src/http-metrics.js';
 import { httpTracing } from '../rest-facade/src/http-tracing.js';
 import { startTracing, tracingOn } from '../subgraphs/kernel/tracing.js';
 import { openDeps } from './deps.js';
+import { stableShapes } from '../rest-facade/src/stable-shapes.js';
 
 /**
  * Who calls this subgraph (only asked after the internal secret matched): the caller the project's gateway signed
@@ -64,6 +65,7 @@ export async function serveSubgraph(name: SubgraphName, config: AppConfig, port 
   });
   await server.start();
   const http = express();
+  stableShapes(http); // one chain of hidden classes for every request and response (rest-facade/src/stable-shapes.ts)
   http.disable('x-powered-by');
   // The server span of each call, a child of the gateway's fetch span (its `traceparent`), when tracing is on.
   if (tracingOn()) http.use(httpTracing());
