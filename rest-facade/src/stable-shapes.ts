@@ -9,11 +9,11 @@ const { matchedRoute } = createRequire(import.meta.url)('router/lib/symbols.js')
 const seenErrors = Symbol.for('router.tracing.publishedErrors');
 
 /**
- * What Express, its router and our middleware add to every request, in one order: Express's own (`next`,
- * `baseUrl`, `originalUrl`, `params`, `route`, the matched pattern, the errors reported), parseurl's cache, cookie-parser's
- * (`secret`, `cookies`, `signedCookies`), the JSON parser's `body`, ours (`requestId`, `caller`, `personalKey`,
- * the loggers: http.ts, auth.ts), and the listener count EventEmitter keeps on the prototype (0) until a first
- * listener. The values are what reading them before gave (`undefined`, and 0 for the count).
+ * What Express, its router and our middleware add to every request, in one order: the router's (`next`, `baseUrl`,
+ * `originalUrl`, `params`, `route`, the matched pattern, the errors reported), parseurl's cache, cookie-parser's
+ * (`secret`, `cookies`, `signedCookies`), the JSON parser's `body`, ours (`requestId`, `caller`, `personalKey`, the
+ * loggers: http.ts, auth.ts), and the listener count EventEmitter keeps on the prototype (0) until a first listener.
+ * The values are what reading them before gave (`undefined`, and 0 for the count).
  */
 export const REQUEST_PROPERTIES: ReadonlyArray<readonly [string | symbol, unknown]> = [
   ['_eventsCount', 0],
