@@ -15,9 +15,9 @@ import { AssertionRefused, CALLER_ASSERTION_HEADER, assertionVerifier, callerAss
 import { callerFromCredentials } from '../rest-facade/src/auth.js';
 import { httpMetrics } from '../rest-facade/src/http-metrics.js';
 import { httpTracing } from '../rest-facade/src/http-tracing.js';
+import { stableShapes } from '../rest-facade/src/stable-shapes.js';
 import { startTracing, tracingOn } from '../subgraphs/kernel/tracing.js';
 import { openDeps } from './deps.js';
-import { stableShapes } from '../rest-facade/src/stable-shapes.js';
 
 /**
  * Who calls this subgraph (only asked after the internal secret matched): the caller the project's gateway signed
