@@ -5,7 +5,7 @@ import type { QueryPlan } from '@apollo/query-planner';
 import { findBadText, type RequestContext } from '../../subgraphs/kernel/index.js';
 import { inSpan, tracingOn } from '../../subgraphs/kernel/tracing.js';
 import { BoundedCache, CACHE_LIMITS, documentBytes, textBytes } from './bounded-cache.js';
-import { compileLocalPlan, type LocalPlan } from './local-plan.js';
+import { compileLocalPlan, type LocalPlan, type PlanSource } from './local-plan.js';
 import type { LocalSubgraphSource } from './local-source.js';
 
 /**
@@ -26,9 +26,10 @@ import type { LocalSubgraphSource } from './local-source.js';
  * - mutations, subscriptions, introspection (`__schema`, `__type`) and plans of several steps always go through the
  *   gateway.
  *
- * A query whose plan has several fetches, all from in-process subgraphs (a page, then its authors from identity),
- * takes the local plan instead (`local-plan.ts`): the same fetches, without the gateway's plan execution and result
- * pass, under the same rules (any error, or a null to propagate, and the gateway answers).
+ * A query whose plan has several fetches (a page, then its authors from identity), or whose subgraphs are served
+ * over HTTP (distributed mode), takes the local plan instead (`local-plan.ts`): the same fetches, without the
+ * gateway's plan execution and result pass, under the same rules (any error, or a null to propagate, and the gateway
+ * answers).
  */
 export interface DirectPath {
   /** Pass to `ApolloGateway`'s config: records the plans the gateway makes. */
@@ -92,7 +93,11 @@ interface FixedRoute {
   schema: GraphQLSchema;
 }
 
-export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource>): DirectPath {
+/**
+ * `localSources`: the subgraphs in this process (one-fetch queries run on their schema); `planSources`: every subgraph
+ * a local plan may fetch from, in process or over HTTP.
+ */
+export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource>, planSources: ReadonlyMap<string, PlanSource> = localSources): DirectPath {
   // Per parsed document, per operation name: the route. Apollo Server keeps parsed documents in its document store,
   // so this holds at most what that store holds.
   const routes = new WeakMap<DocumentNode, Map<string, Learnt>>();
@@ -112,7 +117,7 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     const byName = routes.get(document);
     const learnt = byName?.get(operationName ?? '');
     if (!learnt || !('planned' in learnt)) return learnt;
-    const plan = compileLocalPlan(learnt.planned, document, operation, schema, localSources);
+    const plan = compileLocalPlan(learnt.planned, document, operation, schema, planSources);
     const route = plan ? { plan } : null;
     byName!.set(operationName ?? '', route);
     return route;
@@ -191,9 +196,12 @@ export function directPath(localSources: ReadonlyMap<string, LocalSubgraphSource
     if (findBadText(variables)) return { context: ctx };
     const definitions = known.operation.variableDefinitions;
     if (definitions?.length && getVariableValues(known.schema, definitions, variables).errors) return { context: ctx };
-    // Apollo Server runs every operation on a shallow copy of the context, with its operation type recorded.
-    const data = await run(known.route, known.document, known.operationName, copyOf(ctx, { operation: 'query' }), variables);
-    if (!data) return { context: copyOf(ctx, { [GATEWAY_ONLY]: true }) };
+    // Apollo Server runs every operation on a shallow copy of the context, with its operation type recorded. A run
+    // that falls through hands Apollo Server a copy of that copy: what the run left on it for the gateway's run goes
+    // along (the answers a fetch over HTTP fell through on, `InternalRemoteSource.fetchFast`).
+    const fast = copyOf(ctx, { operation: 'query' });
+    const data = await run(known.route, known.document, known.operationName, fast, variables);
+    if (!data) return { context: copyOf(fast, { [GATEWAY_ONLY]: true }) };
     count(known.route);
     stats.fixed += 1;
     return { data };

@@ -16,6 +16,7 @@ import { directPath, type DirectPath } from './direct.js';
 import { inputRulePlugin } from './input-plugin.js';
 import { QUERY_LIMITS, queryLimitsRule } from './limits.js';
 import { fetchCaches, LocalSubgraphSource } from './local-source.js';
+import type { PlanSource } from './local-plan.js';
 import { httpSubscriptionPlugin, operationResolutionPlugin } from './operation-plugin.js';
 import { InternalRemoteSource } from './remote-source.js';
 
@@ -72,7 +73,8 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
   }
   const supergraphSdl = composeSupergraph();
   const localSources = new Map<string, LocalSubgraphSource>();
-  const direct = directPath(localSources);
+  const planSources = new Map<string, PlanSource>();
+  const direct = directPath(localSources, planSources);
   const caches = fetchCaches();
   const remoteSources: InternalRemoteSource[] = [];
   // @apollo/gateway otherwise reports usage to Apollo (usage-reporting.api.apollographql.com, hourly) and, on each
@@ -92,10 +94,12 @@ export async function createGraph(app: AppDeps): Promise<Graph> {
           log: app.log,
         });
         remoteSources.push(source);
+        planSources.set(name, source);
         return timedFetches(source, name);
       }
       const source = new LocalSubgraphSource(buildSubgraph(name as SubgraphName), name, caches);
       localSources.set(name, source);
+      planSources.set(name, source);
       return timedFetches(source, name);
     },
     experimental_didResolveQueryPlan: direct.didResolveQueryPlan,

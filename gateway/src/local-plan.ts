@@ -17,16 +17,17 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { RequestContext } from '../../subgraphs/kernel/index.js';
-import type { LocalSubgraphSource } from './local-source.js';
 
 /**
- * The local plan: a query whose plan is fetches from in-process subgraphs only (`Fetch`, `Flatten`, `Sequence`,
- * `Parallel`: the page from its subgraph, then `author` or `community` from another one's `_entities`), run without
- * the gateway's plan execution and its second pass over the merged result (`computeResponse`), which cost more than
- * the subgraphs' own execution.
+ * The local plan: a query whose plan is fetches only (`Fetch`, `Flatten`, `Sequence`, `Parallel`: the page from its
+ * subgraph, then `author` or `community` from another one's `_entities`), run in the gateway's process without the
+ * gateway's plan execution and its second pass over the merged result (`computeResponse`), which cost more than the
+ * subgraphs' own execution. The subgraphs are in process (`LocalSubgraphSource`) or, in distributed mode, over HTTP
+ * (`InternalRemoteSource`).
  *
- * The fetches run as the gateway runs them (same fetch documents, variables, representations and merge; compiled
- * with graphql-jit once a fetch document comes back, see `LocalSubgraphSource.fetchFast`), and the
+ * The fetches run as the gateway runs them (same fetch documents, variables, representations and merge; in process,
+ * compiled with graphql-jit once a fetch document comes back, see `LocalSubgraphSource.fetchFast`; over HTTP, the
+ * same request the gateway sends, see `InternalRemoteSource.fetchFast`), and the
  * result is shaped by a function compiled once per document from its selections. Anything outside the simple case
  * is not compiled and stays with the gateway: directives, abstract types, type conditions other than the parent's
  * own type, a response name selected twice, introspection, plan nodes other than the four above, rewrites, `@defer`,
@@ -35,6 +36,14 @@ import type { LocalSubgraphSource } from './local-source.js';
  * null propagation stay exactly the gateway's.
  */
 export type LocalPlan = (context: RequestContext | Record<string, unknown>, variables: Record<string, unknown>) => Promise<Record<string, unknown> | undefined>;
+
+/**
+ * A subgraph a local plan fetches from: the data of a fetch document, or undefined when its answer had any error
+ * (or did not come), and the gateway answers instead.
+ */
+export interface PlanSource {
+  fetchFast(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown): Promise<Record<string, unknown> | undefined>;
+}
 
 /** Returned by the shaper when the gateway must answer instead (an error or a null to propagate). */
 const GATEWAY = Symbol('gateway');
@@ -48,7 +57,7 @@ export function compileLocalPlan(
   document: DocumentNode,
   operation: OperationDefinitionNode,
   apiSchema: GraphQLSchema,
-  sources: ReadonlyMap<string, LocalSubgraphSource>,
+  sources: ReadonlyMap<string, PlanSource>,
 ): LocalPlan | undefined {
   const node = plan.node;
   if (operation.operation !== 'query' || !node || node.kind === 'Subscription' || !isLocalNode(node, sources, apiSchema)) return undefined;
@@ -75,11 +84,11 @@ export function compileLocalPlan(
 interface RunContext {
   context: RequestContext | Record<string, unknown>;
   variables: Record<string, unknown>;
-  sources: ReadonlyMap<string, LocalSubgraphSource>;
+  sources: ReadonlyMap<string, PlanSource>;
 }
 
-/** Whether a plan node is one the local plan runs: only fetches from in-process subgraphs, with no rewrites. */
-function isLocalNode(node: PlanNode, sources: ReadonlyMap<string, LocalSubgraphSource>, schema: GraphQLSchema): boolean {
+/** Whether a plan node is one the local plan runs: only fetches from its sources, with no rewrites. */
+function isLocalNode(node: PlanNode, sources: ReadonlyMap<string, PlanSource>, schema: GraphQLSchema): boolean {
   switch (node.kind) {
     case 'Sequence':
     case 'Parallel':

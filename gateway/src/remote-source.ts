@@ -5,6 +5,7 @@ import { Headers, Pool, Response } from 'undici';
 import { SERVICE_UNAVAILABLE } from '../../subgraphs/kernel/graphql-errors.js';
 import { type AssertedCaller, CALLER_ASSERTION_HEADER, callerAssertionKey, reusedAssertion } from '../../subgraphs/kernel/caller-assertion.js';
 import { INTERNAL_SECRET_HEADER, type RequestContext } from '../../subgraphs/kernel/index.js';
+import { subgraphFetchDuration } from '../../subgraphs/kernel/metrics.js';
 import { inSpan, injectTraceHeaders, tracingOn } from '../../subgraphs/kernel/tracing.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -35,6 +36,7 @@ export interface RemoteSourceOptions {
 interface SubgraphRequest {
   query?: string;
   variables?: Record<string, unknown>;
+  operationName?: string;
   http?: { method: string; headers: Iterable<[string, string]> };
 }
 interface SubgraphAnswer {
@@ -50,6 +52,14 @@ interface Flight {
   answer: Promise<SubgraphAnswer>;
   callers: number;
 }
+
+/**
+ * On a request's context: the answers of the local plan's fetches that made it fall through (an error, or no answer),
+ * by fetch, which the gateway's run of the same request then takes instead of sending those fetches again.
+ */
+const FALLEN_THROUGH = Symbol('fallenThrough');
+type WithAnswers = RequestContext & { [FALLEN_THROUGH]?: Map<string, Promise<SubgraphAnswer>> };
+const fetchKey = (query: string | undefined, operationName: string | undefined, variables: unknown) => JSON.stringify([query, operationName ?? null, variables ?? null]);
 
 /** A document the gateway sends that only reads: its operation is a query (the gateway writes `query ...` or `{`). */
 const isQuery = (document: string) => /^\s*(?:query\b|\{)/.test(document);
@@ -77,6 +87,59 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
     this.path = url.pathname + url.search;
     (this as unknown as { sendRequest: SendRequest }).sendRequest = (request, context) => this.sendOnPool(request, context);
     if (options.deduplicateInflight) this.deduplicateInflight();
+    this.reuseFallenThrough();
+  }
+
+  /**
+   * A fetch of a local plan (`local-plan.ts`) on this subgraph: the request the gateway's run would send (the same
+   * headers, document, variables and operation name, through the same `sendRequest`, so in-flight deduplication
+   * applies too), timed as the gateway's fetches are. Its data, or undefined when the answer has an error, is not a
+   * 2xx or did not come: the gateway then runs the request, and its run takes that answer (or failure) for the same
+   * fetch instead of sending it again (`reuseFallenThrough`), so a subgraph is never called twice for one fetch and
+   * every error is answered by the gateway as before.
+   */
+  fetchFast(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown): Promise<Record<string, unknown> | undefined> {
+    const run = () => this.fetchFastRun(query, operationName, variables, context as WithAnswers);
+    if (!tracingOn()) return run();
+    const attributes = { 'svc.subgraph': this.options.name, 'url.full': this.url ?? '', 'svc.graphql.path': 'local-plan', ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
+    return inSpan(`subgraph ${this.options.name}`, { kind: 'client', attributes }, run);
+  }
+
+  private async fetchFastRun(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: WithAnswers) {
+    const headers = new Headers({ 'content-type': 'application/json' });
+    const request: SubgraphRequest = { query, variables, ...(operationName === undefined ? {} : { operationName }), http: { method: 'POST', headers } };
+    const end = subgraphFetchDuration.startTimer({ subgraph: this.options.name });
+    let answer: Promise<SubgraphAnswer> | undefined;
+    try {
+      await this.willSendRequest({ request, context } as unknown as GraphQLDataSourceProcessOptions<RequestContext>);
+      answer = (this as unknown as { sendRequest: SendRequest }).sendRequest(request, context);
+      const received = await answer;
+      if (!received.errors && received.data && typeof received.data === 'object') return received.data as Record<string, unknown>;
+    } catch {
+      // a failure to answer: the gateway's run meets the same one (or, when nothing was sent, sends the fetch itself)
+    } finally {
+      end();
+    }
+    if (answer) (context[FALLEN_THROUGH] ??= new Map()).set(fetchKey(query, operationName, variables), answer);
+    return undefined;
+  }
+
+  /** The gateway's fetches take the answer a local plan's fetch of the same request fell through on (`fetchFast`). */
+  private reuseFallenThrough(): void {
+    const self = this as unknown as { sendRequest: SendRequest };
+    const send = self.sendRequest.bind(this);
+    self.sendRequest = (request, context) => {
+      const answers = (context as WithAnswers)[FALLEN_THROUGH];
+      if (answers?.size) {
+        const key = fetchKey(request.query, (request as { operationName?: string }).operationName, request.variables);
+        const answer = answers.get(key);
+        if (answer) {
+          answers.delete(key);
+          return answer;
+        }
+      }
+      return send(request, context);
+    };
   }
 
   /** Closes the connections to the subgraph (the gateway's stop). */
