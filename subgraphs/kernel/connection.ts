@@ -94,10 +94,20 @@ export function slice<K extends CursorKey>(
 
 /**
  * Builds the connection from rows fetched with `limit + 1` (the extra row only says there is a next page).
- * `keyOf` gives a row's sort key, the same values the keyset query compares.
+ * `keyOf` gives a row's sort key, the same values the keyset query compares. Rows given the very same key (one
+ * array, such as the start of a list that every pinned post of a feed continues from) share one signed cursor.
  */
 export function connection<T>(secret: string, list: string, rows: T[], limit: number, keyOf: (row: T) => CursorKey): Connection<T> {
-  const edges = rows.slice(0, limit).map((node) => ({ node, cursor: encodeCursor(secret, list, keyOf(node)) }));
+  let lastKey: CursorKey | undefined;
+  let lastCursor = '';
+  const edges = rows.slice(0, limit).map((node) => {
+    const key = keyOf(node);
+    if (key !== lastKey) {
+      lastKey = key;
+      lastCursor = encodeCursor(secret, list, key);
+    }
+    return { node, cursor: lastCursor };
+  });
   return { edges, pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null } };
 }
 
