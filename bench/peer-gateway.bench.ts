@@ -9,9 +9,11 @@
 // bench/seed-social.ts) on every gateway, and a signed-in members page (`members(perPage: 50)`: the members subgraph,
 // then the identity subgraph's `_entities`) on the three with deduplication off, at 16 connections, every gateway in
 // turn for 6 s, three rounds after a warm-up; each gateway's median run is printed with the ratio of the project's
-// gateway to it.
+// gateway to it. Then the Platform API's own members page (`GET /v1/members`, a Platform API key: only the project's
+// gateway serves it) beside Hive Gateway's run of that twin.
 //
-// The GraphQL cost budget (the project's gateway's rate limit, which Hive Gateway has not) is raised out of the way.
+// The GraphQL cost budget and the Platform API key's rate limit (the project's gateway's limits, which Hive Gateway
+// has not) are raised out of the way.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +77,7 @@ export default async function peerGatewayBench(): Promise<void> {
     WORKER_ENABLED: 'false',
     GRAPHQL_COST_MAX_USER: unlimited,
     GRAPHQL_COST_RESTORE_USER: unlimited,
+    RATE_LIMIT_PER_MINUTE: unlimited, // the Platform API key's limit
   };
   const split = await startSplit({ databaseUrl: BENCH_DATABASE_URL, source: true, workers: 0, env: { ...ours, SUBGRAPH_DEDUPLICATE_INFLIGHT: 'false' } });
   const hives: ChildProcess[] = [];
@@ -142,6 +145,48 @@ export default async function peerGatewayBench(): Promise<void> {
     const members = await compare(targets.slice(0, 3), membersBody, (data) => data?.members?.items?.length === 50 && data.members);
     console.log(`  members page: ratio to Hive Gateway with the Rust planner, deduplication off on both: ${ratio(members, 0, 1)} (goal >= 1.0)`);
     console.log(`  members page: ratio to Hive Gateway's JavaScript planner, deduplication off on both: ${ratio(members, 0, 2)}`);
+
+    // The Platform API's own members page on the project's gateway (`GET /v1/members?pageSize=50` with a Platform API
+    // key of the same tribe: the key's check, the REST facade and its shaping on top of the same two fetches) beside
+    // Hive Gateway's run of the twin above.
+    const pool = deps.database.pool!;
+    const { rows: [owner] } = await pool.query<{ user_id: string; handle: string }>(
+      `select m.user_id, c.handle from members m join communities c on c.id = m.community_id where m.community_id = $1 and m.role = 'owner'`,
+      [tribe.id],
+    );
+    const ownerCookie = `svc_session=${await openSession(deps, owner!.user_id)}`;
+    const gatewayBase = split.gatewayUrls[0]!;
+    const created = await fetch(`${gatewayBase}/communities/${owner!.handle}/api-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: ownerCookie },
+      body: JSON.stringify({ name: 'peer-gateway bench', scopes: ['members:read'] }),
+    });
+    const key = (await created.json()) as { id: string; key: string };
+    if (created.status !== 201) throw new Error(`api key: ${created.status} ${JSON.stringify(key)}`);
+    try {
+      const platformUrl = `${gatewayBase}/v1/members?pageSize=50`;
+      const platformHeaders = { authorization: `Bearer ${key.key}` };
+      const page = await fetch(platformUrl, { headers: platformHeaders });
+      const pageBody = (await page.json()) as { data?: unknown[] };
+      if (page.status !== 200 || pageBody.data?.length !== 50) throw new Error(`/v1/members: ${page.status} ${JSON.stringify(pageBody).slice(0, 300)}`);
+      const pair = [
+        { name: "the project's gateway, GET /v1/members?pageSize=50 (Platform API key)", url: platformUrl, headers: platformHeaders, request: {} },
+        { name: 'Hive Gateway, Rust planner, its twin above', url: targets[1]!.url, headers, request: { method: 'POST' as const, body: membersBody } },
+      ];
+      for (const t of pair) await load(t.url, t.headers, 2, 16, t.request);
+      const runs: LoadResult[][] = pair.map(() => []);
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [i, t] of pair.entries()) runs[i]!.push(await load(t.url, t.headers, SECONDS, 16, t.request));
+      }
+      console.log(`Distributed mode: the Platform API's members page (50) beside Hive Gateway's run of its twin, median of ${ROUNDS} alternated runs of ${SECONDS} s`);
+      for (const [i, t] of pair.entries()) {
+        const m = median(runs[i]!);
+        console.log(`  ${t.name.padEnd(72)} ${m.rps.toFixed(0).padStart(6)} req/s, p99 ${m.p99} ms (runs ${runs[i]!.map((r) => r.rps.toFixed(0)).join(', ')}; errors ${m.errors}, non-2xx ${m.non2xx})`);
+      }
+      console.log(`  Platform API members page: ratio to Hive Gateway with the Rust planner on its twin: ${ratio(runs.map(median), 0, 1)}`);
+    } finally {
+      await fetch(`${gatewayBase}/communities/${owner!.handle}/api-keys/${key.id}`, { method: 'DELETE', headers: { cookie: ownerCookie } });
+    }
   } finally {
     for (const h of hives) h.kill('SIGKILL'); // Hive Gateway's runtime waits for its connections on SIGTERM
     await split.stop();
