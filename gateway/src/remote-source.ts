@@ -96,7 +96,8 @@ export class InternalRemoteSource extends RemoteGraphQLDataSource<RequestContext
    * applies too), timed as the gateway's fetches are. Its data, or undefined when the answer has an error, is not a
    * 2xx or did not come: the gateway then runs the request, and its run takes that answer (or failure) for the same
    * fetch instead of sending it again (`reuseFallenThrough`), so a subgraph is never called twice for one fetch and
-   * every error is answered by the gateway as before.
+   * every error is answered by the gateway as before (the fetch's time is recorded here; the gateway's run records
+   * the hand-over too, as a fetch of next to no time).
    */
   fetchFast(query: string, operationName: string | undefined, variables: Record<string, unknown>, context: unknown): Promise<Record<string, unknown> | undefined> {
     const run = () => this.fetchFastRun(query, operationName, variables, context as WithAnswers);
