@@ -101,6 +101,26 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   return { service, base: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * The environment of the split deployment's processes (and of extra gateway processes) in the distributed-mode
+ * benches: production, silent, no workers' job queue, the bench database, fresh secrets, and the GraphQL cost budget
+ * (the project's gateway's rate limit, which Hive Gateway has not) raised out of the way.
+ */
+export function splitBenchEnv() {
+  const unlimited = '1000000000';
+  return {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    COOKIE_SECURE: 'false',
+    DATABASE_URL: BENCH_DATABASE_URL,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_SECRET: randomBytes(32).toString('base64url'),
+    WORKER_ENABLED: 'false',
+    GRAPHQL_COST_MAX_USER: unlimited,
+    GRAPHQL_COST_RESTORE_USER: unlimited,
+  };
+}
+
 /** A bare node:http server around one handler: the anchor every HTTP figure is compared with. */
 export async function bareServer(handler: (url: URL) => Promise<unknown>): Promise<{ base: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {

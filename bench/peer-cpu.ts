@@ -9,7 +9,6 @@
 //
 // `members`: the signed-in members page of peer-gateway.bench.ts; `feed`: its signed-in homeFeed(first: 20).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -17,7 +16,7 @@ import { freePort, startSplit } from '../scripts/split.js';
 import { openDeps } from '../server/deps.js';
 import { openSession } from '../subgraphs/identity/index.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
-import { BENCH_DATABASE_URL, load } from './lib.js';
+import { BENCH_DATABASE_URL, load, splitBenchEnv } from './lib.js';
 import { seedSocial } from './seed-social.js';
 
 const which = process.argv[2] === 'feed' ? 'feed' : 'members';
@@ -55,19 +54,8 @@ const postgresTicks = (): number => {
 };
 
 const seeded = await seedSocial(BENCH_DATABASE_URL);
-const internalSecret = randomBytes(32).toString('base64url');
-const env = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'silent',
-  COOKIE_SECURE: 'false',
-  DATABASE_URL: BENCH_DATABASE_URL,
-  JWT_SECRET: randomBytes(32).toString('hex'),
-  INTERNAL_SECRET: internalSecret,
-  WORKER_ENABLED: 'false',
-  GRAPHQL_COST_MAX_USER: '1000000000',
-  GRAPHQL_COST_RESTORE_USER: '1000000000',
-  SUBGRAPH_DEDUPLICATE_INFLIGHT: 'false',
-};
+const env = { ...splitBenchEnv(), SUBGRAPH_DEDUPLICATE_INFLIGHT: 'false' };
+const internalSecret = env.INTERNAL_SECRET;
 const { deps, close } = await openDeps(loadConfig({ ...env, DATABASE_POOL_SIZE: '2' }), { log: pino({ level: 'silent' }) });
 const split = await startSplit({ databaseUrl: BENCH_DATABASE_URL, source: true, workers: 0, env });
 const subgraphUrls = [...split.processes.values()].filter((p) => p.kind === 'subgraph').map((p) => `${p.name}=${p.url}/graphql`).join(',');

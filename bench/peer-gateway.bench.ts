@@ -15,14 +15,13 @@
 // The GraphQL cost budget and the Platform API key's rate limit (the project's gateway's limits, which Hive Gateway
 // has not) are raised out of the way.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { freePort, startSplit } from '../scripts/split.js';
 import { openDeps } from '../server/deps.js';
 import { openSession } from '../subgraphs/identity/index.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
-import { BENCH_DATABASE_URL, load, median, type LoadResult } from './lib.js';
+import { BENCH_DATABASE_URL, load, median, splitBenchEnv, type LoadResult } from './lib.js';
 import { seedSocial } from './seed-social.js';
 
 const FEED = `query Feed($first: Int, $after: String) {
@@ -61,24 +60,10 @@ async function gatewayProcess(script: string, env: Record<string, string>, ready
 
 export default async function peerGatewayBench(): Promise<void> {
   const seeded = await seedSocial(BENCH_DATABASE_URL);
-  const jwtSecret = randomBytes(32).toString('hex');
-  const internalSecret = randomBytes(32).toString('base64url');
-  const { deps, close } = await openDeps(loadConfig({ DATABASE_URL: BENCH_DATABASE_URL, JWT_SECRET: jwtSecret, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false', DATABASE_POOL_SIZE: '2' }), {
-    log: pino({ level: 'silent' }),
-  });
-  const unlimited = '1000000000';
-  const ours = {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'silent',
-    COOKIE_SECURE: 'false',
-    DATABASE_URL: BENCH_DATABASE_URL,
-    JWT_SECRET: jwtSecret,
-    INTERNAL_SECRET: internalSecret,
-    WORKER_ENABLED: 'false',
-    GRAPHQL_COST_MAX_USER: unlimited,
-    GRAPHQL_COST_RESTORE_USER: unlimited,
-    RATE_LIMIT_PER_MINUTE: unlimited, // the Platform API key's limit
-  };
+  // The GraphQL cost budget and the Platform API key's rate limit, limits of the project's gateway only, out of the way.
+  const ours = { ...splitBenchEnv(), RATE_LIMIT_PER_MINUTE: '1000000000' };
+  const internalSecret = ours.INTERNAL_SECRET;
+  const { deps, close } = await openDeps(loadConfig({ ...ours, DATABASE_POOL_SIZE: '2' }), { log: pino({ level: 'silent' }) });
   const split = await startSplit({ databaseUrl: BENCH_DATABASE_URL, source: true, workers: 0, env: { ...ours, SUBGRAPH_DEDUPLICATE_INFLIGHT: 'false' } });
   const hives: ChildProcess[] = [];
   try {

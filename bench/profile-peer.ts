@@ -6,14 +6,13 @@
 //
 //   NODE_ENV=production node --import tsx bench/profile-peer.ts [/tmp/prof-peer]
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { freePort, startSplit } from '../scripts/split.js';
 import { openDeps } from '../server/deps.js';
 import { openSession } from '../subgraphs/identity/index.js';
 import { loadConfig } from '../subgraphs/kernel/index.js';
-import { BENCH_DATABASE_URL, load } from './lib.js';
+import { BENCH_DATABASE_URL, load, splitBenchEnv } from './lib.js';
 import { seedSocial } from './seed-social.js';
 
 const dir = process.argv[2] ?? '/tmp/prof-peer';
@@ -24,18 +23,7 @@ const FEED = `query Feed($first: Int, $after: String) {
   }
 }`;
 const seeded = await seedSocial(BENCH_DATABASE_URL);
-const jwtSecret = randomBytes(32).toString('hex');
-const env = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'silent',
-  COOKIE_SECURE: 'false',
-  DATABASE_URL: BENCH_DATABASE_URL,
-  JWT_SECRET: jwtSecret,
-  INTERNAL_SECRET: randomBytes(32).toString('base64url'),
-  WORKER_ENABLED: 'false',
-  GRAPHQL_COST_MAX_USER: '1000000000',
-  GRAPHQL_COST_RESTORE_USER: '1000000000',
-};
+const env = splitBenchEnv();
 const { deps, close } = await openDeps(loadConfig({ ...env, DATABASE_POOL_SIZE: '2' }), { log: pino({ level: 'silent' }) });
 const split = await startSplit({ databaseUrl: BENCH_DATABASE_URL, source: true, workers: 0, env });
 const urls = [...split.processes.values()].filter((p) => p.kind === 'subgraph').map((p) => `${p.name}=${p.url}/graphql`).join(',');
